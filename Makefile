@@ -1,0 +1,66 @@
+# gpushare.k8s developer entry points. Everything installs what it needs on first use.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PROFILE ?= openshift
+REPO := $(abspath .)
+VENV := $(REPO)/.venv
+PY := $(VENV)/bin/python
+# ansible-core 2.21 needs Python >= 3.12 on the controller; pyenv's shim only runs an active version.
+PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
+                 $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { echo $$p; break; }; done)
+export PYTHONPATH := $(REPO):$(REPO)/.build
+export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
+export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
+KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
+
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-sanity test-lint test-cluster bench clean
+
+help:
+	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
+	@echo "make test            run every test (unit, sanity, lint, simulator, integration, molecule)"
+	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
+	@echo "make cluster-down    stop it and forget its state"
+	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
+
+$(VENV)/.installed: requirements-dev.txt
+	@test -n "$(PYTHON312)" || { echo "Python 3.12 or newer is needed (pyenv install 3.12, or set PYTHON312=...)"; exit 1; }
+	test -x $(PY) || $(PYTHON312) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@mkdir -p .build/ansible_collections/gpushare && ln -sfn ../../.. .build/ansible_collections/gpushare/k8s
+	touch $@
+
+venv: $(VENV)/.installed
+
+cluster-up: venv
+	@$(PY) testbed/cluster.py up --profile $(PROFILE)
+
+cluster-down:
+	@if test -x $(PY); then $(PY) testbed/cluster.py down; else python3 testbed/cluster.py down; fi
+
+cluster-status:
+	@$(PY) testbed/cluster.py status
+
+demo: venv
+	$(PY) testbed/cluster.py up --profile $(PROFILE)
+	KUBECONFIG=$(KUBECONFIG_LOCAL) $(VENV)/bin/ansible-playbook playbooks/demo.yml -e gpushare_demo_profile=$(PROFILE)
+
+test-unit: venv
+	$(PY) -m pytest tests/unit -q
+
+test-sanity: venv
+	bash tests/sanity/run.sh
+
+test-lint: venv
+	$(VENV)/bin/ansible-lint --profile production
+
+# Simulator, integration and molecule tests share one cluster per profile.
+test-cluster: venv
+	bash tests/run-cluster-tests.sh
+
+test: test-unit test-sanity test-lint test-cluster
+
+bench: venv
+	bash benchmarks/run.sh
+
+clean: cluster-down
+	rm -rf .build tests/output

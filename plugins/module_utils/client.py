@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Connection options and the one cached Kubernetes API client factory.
+
+The options, their aliases, their ``K8S_AUTH_*`` environment variables and the order in which
+credentials are resolved are those of ``kubernetes.core``, so the same inventory variables, AWX
+credentials and execution environments work for both collections.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+
+from ansible.module_utils.basic import AnsibleFallbackNotFound
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+
+try:
+    import kubernetes
+    import urllib3
+
+    HAS_KUBERNETES = True
+    KUBERNETES_IMPORT_ERROR = None
+except ImportError as exc:  # reported by GpuShareModule with install instructions
+    HAS_KUBERNETES = False
+    KUBERNETES_IMPORT_ERROR = exc
+
+# kubernetes.core requires this version for everything its k8s modules do; we need _content_type.
+KUBERNETES_MIN_VERSION = "24.2.0"
+
+
+def k8s_env_fallback(*names, **kwargs):
+    """Read the first of ``names`` that is set, as kubernetes.core does.
+
+    kubernetes.core reads booleans as "anything but 0/false/no is true"; Ansible's own boolean
+    parsing would reject or flip some values (``off``), so booleans are converted here.
+    """
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None:
+            if kwargs.get("boolean"):
+                return value.lower() not in ("0", "false", "no")
+            if kwargs.get("comma_list"):
+                return [item.strip() for item in value.split(",") if item.strip()]
+            return value
+    raise AnsibleFallbackNotFound
+
+
+PROXY_HEADERS_SPEC = dict(
+    proxy_basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"])),
+    basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"])),
+    user_agent=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_USER_AGENT"])),
+)
+
+# For each option kubernetes.core reads K8S_AUTH_<OPTION>, then K8S_AUTH_<CLIENT ATTRIBUTE>.
+AUTH_ARG_SPEC = dict(
+    kubeconfig=dict(type="raw", fallback=(k8s_env_fallback, ["K8S_AUTH_KUBECONFIG"])),
+    context=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_CONTEXT"])),
+    host=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_HOST"])),
+    api_key=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_API_KEY"])),
+    username=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_USERNAME"])),
+    password=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"])),
+    validate_certs=dict(type="bool", aliases=["verify_ssl"],
+                        fallback=(k8s_env_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"], {"boolean": True})),
+    ca_cert=dict(type="path", aliases=["ssl_ca_cert"], fallback=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"])),
+    client_cert=dict(type="path", aliases=["cert_file"], fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])),
+    client_key=dict(type="path", aliases=["key_file"], no_log=False,
+                    fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"])),
+    proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY"])),
+    no_proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"])),
+    proxy_headers=dict(type="dict", options=PROXY_HEADERS_SPEC),
+    persist_config=dict(type="bool", fallback=(k8s_env_fallback, ["K8S_AUTH_PERSIST_CONFIG"], {"boolean": True})),
+    impersonate_user=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"])),
+    impersonate_groups=dict(type="list", elements="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"], {"comma_list": True})),
+)
+
+# Ansible option -> attribute of kubernetes.client.Configuration.
+CONFIGURATION_ATTRIBUTES = dict(
+    host="host",
+    api_key="api_key",
+    username="username",
+    password="password",
+    validate_certs="verify_ssl",
+    ca_cert="ssl_ca_cert",
+    client_cert="cert_file",
+    client_key="key_file",
+    proxy="proxy",
+    no_proxy="no_proxy",
+)
+
+_client_pool = {}
+
+
+def _load_kubeconfig(params):
+    options = dict(context=params.get("context"), persist_config=params.get("persist_config"))
+    kubeconfig = params.get("kubeconfig")
+    if isinstance(kubeconfig, dict):
+        kubernetes.config.load_kube_config_from_dict(config_dict=kubeconfig, **options)
+    else:
+        kubernetes.config.load_kube_config(config_file=kubeconfig, **options)
+
+
+def build_configuration(params):
+    """A ``kubernetes.client.Configuration`` from the connection options.
+
+    Resolution order (kubernetes.core's): host plus a credential needs nothing else; otherwise a
+    kubeconfig or context loads that kubeconfig; otherwise in-cluster, else the default kubeconfig.
+    Explicit options then override what was loaded.
+    """
+    if params.get("host"):
+        params = dict(params, host=params["host"].rstrip("/"))
+    has_credential = params.get("api_key") or (params.get("username") and params.get("password"))
+    try:
+        if params.get("host") and has_credential:
+            pass
+        elif params.get("kubeconfig") or params.get("context"):
+            _load_kubeconfig(params)
+        else:
+            try:
+                kubernetes.config.load_incluster_config()
+            except kubernetes.config.ConfigException:
+                _load_kubeconfig(params)
+    except (kubernetes.config.ConfigException, IOError, ValueError, TypeError) as exc:
+        raise GpuShareError(
+            "Could not load the Kubernetes client configuration: %s. Set kubeconfig (or K8S_AUTH_KUBECONFIG), "
+            "or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)." % exc
+        )
+
+    configuration = kubernetes.client.Configuration.get_default_copy()
+    for option, attribute in CONFIGURATION_ATTRIBUTES.items():
+        value = params.get(option)
+        if value is None:
+            continue
+        if option == "api_key":
+            value = {"authorization": "Bearer %s" % value}
+        setattr(configuration, attribute, value)
+    if params.get("proxy_headers"):
+        headers = dict((k, v) for k, v in params["proxy_headers"].items() if v is not None)
+        configuration.proxy_headers = urllib3.util.make_headers(**headers)
+    return configuration
+
+
+def _configuration_digest(configuration, params):
+    digest = hashlib.sha256()
+    for attribute in sorted(set(CONFIGURATION_ATTRIBUTES.values())):
+        digest.update(repr(getattr(configuration, attribute, None)).encode())
+    digest.update(repr((params.get("impersonate_user"), params.get("impersonate_groups"))).encode())
+    return digest.hexdigest()
+
+
+def _add_impersonated_groups(api_client, groups):
+    """Send one ``Impersonate-Group`` header per group, as the API server requires.
+
+    Default headers are a plain dict (one value per name), so the groups are added to each request
+    at the REST layer, which every client version routes through ``rest_client.request``.
+    """
+    from urllib3._collections import HTTPHeaderDict
+
+    send = api_client.rest_client.request
+
+    def request_with_groups(method, url, *args, **kwargs):
+        headers = HTTPHeaderDict(kwargs.get("headers") or {})
+        for group in groups:
+            headers.add("Impersonate-Group", group)
+        kwargs["headers"] = headers
+        return send(method, url, *args, **kwargs)
+
+    api_client.rest_client.request = request_with_groups
+
+
+def get_api_client(params):
+    """The API client for these connection options, created once per module run and option set."""
+    configuration = build_configuration(params)
+    digest = _configuration_digest(configuration, params)
+    if digest not in _client_pool:
+        api_client = kubernetes.client.ApiClient(configuration)
+        if params.get("impersonate_user"):
+            api_client.set_default_header("Impersonate-User", params["impersonate_user"])
+        if params.get("impersonate_groups"):
+            _add_impersonated_groups(api_client, params["impersonate_groups"])
+        _client_pool[digest] = api_client
+    return _client_pool[digest]

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""The local test cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the
+GPU operator simulator as background processes on 127.0.0.1, with state under ``.cluster/``.
+
+    cluster.py up [--profile openshift|scaleway|vks] [--nodes N] [--step-delay S]
+    cluster.py down
+    cluster.py status
+
+``up`` on a running cluster and ``down`` on a stopped one are harmless. A component that fails to
+start is reported with the tail of its log.
+"""
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATE = os.environ.get("GPUSHARE_CLUSTER_DIR", os.path.join(REPO, ".cluster"))
+PKI = os.path.join(STATE, "pki")
+LOGS = os.path.join(STATE, "logs")
+PIDS = os.path.join(STATE, "pids")
+
+ETCD_CLIENT_PORT = int(os.environ.get("GPUSHARE_ETCD_PORT", "23790"))
+ETCD_PEER_PORT = ETCD_CLIENT_PORT + 10
+APISERVER_PORT = int(os.environ.get("GPUSHARE_APISERVER_PORT", "16443"))
+CONTROLLER_MANAGER_PORT = APISERVER_PORT + 1
+SCHEDULER_PORT = APISERVER_PORT + 2
+SERVER = "https://127.0.0.1:%d" % APISERVER_PORT
+START_TIMEOUT = 120
+
+# Client identities. The simulator and the control plane are kept out of the audit log so that the
+# log counts exactly what users (tests, modules, benchmarks) ask of the API.
+ADMIN_USER = "gpushare-admin"
+SIMULATOR_USER = "gpushare-simulator"
+CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
+SCHEDULER_USER = "system:kube-scheduler"
+# A user with no RBAC grants, for tests of permission errors.
+VIEWER_USER = "gpushare-nobody"
+
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: None
+    users: [%s, %s, %s, system:apiserver]
+  - level: None
+    nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*"]
+  - level: Metadata
+""" % (SIMULATOR_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER)
+
+
+class ClusterError(Exception):
+    pass
+
+
+def log(msg):
+    print("cluster: %s" % msg, file=sys.stderr, flush=True)
+
+
+def state_path(*parts):
+    return os.path.join(STATE, *parts)
+
+
+# --- certificates -------------------------------------------------------------------------------
+
+def openssl(*args):
+    result = subprocess.run(["openssl"] + list(args), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ClusterError("openssl %s failed: %s" % (args[0], result.stderr.strip()))
+
+
+def issue_certificate(name, subject, server=False):
+    """A key and certificate signed by the cluster CA, for a server (with loopback SANs) or a client."""
+    key, csr, crt = (os.path.join(PKI, name + ext) for ext in (".key", ".csr", ".crt"))
+    ext_file = os.path.join(PKI, name + ".ext")
+    with open(ext_file, "w") as f:
+        if server:
+            f.write("subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
+                    "DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n")
+        else:
+            f.write("extendedKeyUsage=clientAuth\n")
+    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-subj", subject, "-out", csr)
+    openssl("x509", "-req", "-in", csr, "-CA", os.path.join(PKI, "ca.crt"), "-CAkey", os.path.join(PKI, "ca.key"),
+            "-CAcreateserial", "-days", "3650", "-extfile", ext_file, "-out", crt)
+    os.remove(csr)
+    os.remove(ext_file)
+
+
+def write_kubeconfig(path, user, token=None, cert_name=None):
+    user_entry = {"token": token} if token else {
+        "client-certificate": os.path.join(PKI, cert_name + ".crt"),
+        "client-key": os.path.join(PKI, cert_name + ".key"),
+    }
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "gpushare-local",
+        "clusters": [{"name": "gpushare-local", "cluster": {"server": SERVER, "certificate-authority": os.path.join(PKI, "ca.crt")}}],
+        "users": [{"name": user, "user": user_entry}],
+        "contexts": [{"name": "gpushare-local", "context": {"cluster": "gpushare-local", "user": user}}],
+    }
+    # JSON is YAML, and needs no third-party library here.
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+
+
+def prepare_state():
+    """Certificates, tokens, kubeconfigs and the audit policy; made once per state folder."""
+    for folder in (PKI, LOGS, PIDS):
+        os.makedirs(folder, exist_ok=True)
+    if os.path.exists(state_path("kubeconfig")):
+        return
+    log("generating a CA, certificates and kubeconfigs in %s" % STATE)
+    openssl("req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", os.path.join(PKI, "ca.key"),
+            "-subj", "/CN=gpushare-local-ca", "-days", "3650", "-out", os.path.join(PKI, "ca.crt"))
+    issue_certificate("apiserver", "/CN=kube-apiserver", server=True)
+    issue_certificate("admin", "/CN=%s/O=system:masters" % ADMIN_USER)
+    issue_certificate("simulator", "/CN=%s/O=system:masters" % SIMULATOR_USER)
+    issue_certificate("controller-manager", "/CN=%s" % CONTROLLER_MANAGER_USER)
+    issue_certificate("scheduler", "/CN=%s" % SCHEDULER_USER)
+    openssl("genrsa", "-out", os.path.join(PKI, "sa.key"), "2048")
+    openssl("rsa", "-in", os.path.join(PKI, "sa.key"), "-pubout", "-out", os.path.join(PKI, "sa.pub"))
+
+    admin_token, viewer_token = secrets.token_hex(24), secrets.token_hex(24)
+    with open(state_path("tokens.csv"), "w") as f:
+        f.write('%s,%s,%s,"system:masters"\n' % (admin_token, ADMIN_USER, ADMIN_USER))
+        f.write("%s,%s,%s\n" % (viewer_token, VIEWER_USER, VIEWER_USER))
+    for name, token in (("admin.token", admin_token), ("nobody.token", viewer_token)):
+        with open(state_path(name), "w") as f:
+            f.write(token)
+    with open(state_path("audit-policy.yaml"), "w") as f:
+        f.write(AUDIT_POLICY)
+
+    write_kubeconfig(state_path("kubeconfig-controller-manager"), CONTROLLER_MANAGER_USER, cert_name="controller-manager")
+    write_kubeconfig(state_path("kubeconfig-scheduler"), SCHEDULER_USER, cert_name="scheduler")
+    write_kubeconfig(state_path("kubeconfig-simulator"), SIMULATOR_USER, cert_name="simulator")
+    write_kubeconfig(state_path("kubeconfig-token"), ADMIN_USER, token=admin_token)
+    # Written last: its presence means the state folder is complete.
+    write_kubeconfig(state_path("kubeconfig"), ADMIN_USER, cert_name="admin")
+
+
+# --- processes ----------------------------------------------------------------------------------
+
+def pid_of(name):
+    """The PID of a running component, or None (a stale PID file is not a running component)."""
+    try:
+        with open(os.path.join(PIDS, name + ".pid")) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmdline = f.read()
+    except (OSError, ValueError):
+        return None
+    # A recycled PID belongs to some other program: its command line does not name the component.
+    return pid if name.encode() in cmdline else None
+
+
+def tail(path, lines=25):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def start_process(name, argv, env=None):
+    log_path = os.path.join(LOGS, name + ".log")
+    with open(log_path, "ab") as log_file:
+        process = subprocess.Popen(argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   cwd=REPO, env=env, start_new_session=True)
+    with open(os.path.join(PIDS, name + ".pid"), "w") as f:
+        f.write(str(process.pid))
+    return process
+
+
+def wait_until(name, process, ready, timeout=START_TIMEOUT):
+    """Poll a readiness probe of a component we just started; fail with its log if it dies or times out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ClusterError("%s exited with code %s while starting; last lines of %s:\n%s"
+                               % (name, process.returncode, os.path.join(LOGS, name + ".log"), tail(os.path.join(LOGS, name + ".log"))))
+        if ready():
+            return
+        time.sleep(0.2)
+    raise ClusterError("%s was not ready after %ds; last lines of its log:\n%s" % (name, timeout, tail(os.path.join(LOGS, name + ".log"))))
+
+
+def admin_ssl_context():
+    context = ssl.create_default_context(cafile=os.path.join(PKI, "ca.crt"))
+    context.load_cert_chain(os.path.join(PKI, "admin.crt"), os.path.join(PKI, "admin.key"))
+    return context
+
+
+def https_ok(url, context=None):
+    try:
+        with urllib.request.urlopen(url, context=context or admin_ssl_context(), timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def insecure_context():
+    # The controller-manager and scheduler serve /healthz with self-signed certificates.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def find_kubernetes_binaries():
+    result = subprocess.run(["bash", os.path.join(REPO, "testbed", "build-kubernetes.sh")], stdout=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise ClusterError("building Kubernetes failed (see the messages above)")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def etcd_argv():
+    url = "http://127.0.0.1:%d" % ETCD_CLIENT_PORT
+    peer = "http://127.0.0.1:%d" % ETCD_PEER_PORT
+    return ["etcd", "--name", "gpushare", "--data-dir", state_path("etcd"),
+            "--listen-client-urls", url, "--advertise-client-urls", url,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", "gpushare=" + peer, "--log-level", "warn"]
+
+
+def apiserver_argv(bin_dir):
+    return [os.path.join(bin_dir, "kube-apiserver"),
+            "--etcd-servers=http://127.0.0.1:%d" % ETCD_CLIENT_PORT,
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=%d" % APISERVER_PORT,
+            "--insecure-port=0",
+            "--tls-cert-file=" + os.path.join(PKI, "apiserver.crt"),
+            "--tls-private-key-file=" + os.path.join(PKI, "apiserver.key"),
+            "--client-ca-file=" + os.path.join(PKI, "ca.crt"),
+            "--token-auth-file=" + state_path("tokens.csv"),
+            "--authorization-mode=RBAC",
+            "--service-account-key-file=" + os.path.join(PKI, "sa.pub"),
+            "--service-account-signing-key-file=" + os.path.join(PKI, "sa.key"),
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--api-audiences=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            # Loopback only: there is no endpoint worth reconciling for the kubernetes Service.
+            "--endpoint-reconciler-type=none",
+            "--allow-privileged=true",
+            "--audit-log-path=" + state_path("audit.log"),
+            "--audit-policy-file=" + state_path("audit-policy.yaml"),
+            "--audit-log-format=json", "--audit-log-maxsize=0",
+            "--v=1"]
+
+
+def controller_manager_argv(bin_dir):
+    kubeconfig = state_path("kubeconfig-controller-manager")
+    return [os.path.join(bin_dir, "kube-controller-manager"),
+            "--kubeconfig=" + kubeconfig,
+            "--leader-elect=false", "--port=0",
+            "--bind-address=127.0.0.1", "--secure-port=%d" % CONTROLLER_MANAGER_PORT,
+            "--service-account-private-key-file=" + os.path.join(PKI, "sa.key"),
+            "--root-ca-file=" + os.path.join(PKI, "ca.crt"),
+            # Each controller then acts as its own service account, which the bootstrap RBAC roles cover.
+            "--use-service-account-credentials=true",
+            # Otherwise it creates a folder under /usr/libexec on the host.
+            "--flex-volume-plugin-dir=" + state_path("flexvolume"),
+            # Simulated nodes renew their Lease every ~20 s; 2 minutes of grace spreads a large fleet.
+            "--node-monitor-grace-period=2m",
+            "--kube-api-qps=100", "--kube-api-burst=200",
+            "--v=1"]
+
+
+def scheduler_argv(bin_dir):
+    return [os.path.join(bin_dir, "kube-scheduler"),
+            "--kubeconfig=" + state_path("kubeconfig-scheduler"),
+            "--leader-elect=false", "--port=0",
+            "--bind-address=127.0.0.1", "--secure-port=%d" % SCHEDULER_PORT,
+            "--v=1"]
+
+
+def python_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, ".build")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def simulator_argv(step_delay):
+    return [sys.executable, "-m", "testbed.simulator", "--kubeconfig", state_path("kubeconfig-simulator"),
+            "--step-delay", str(step_delay), "--ready-file", state_path("simulator.ready")]
+
+
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator")
+
+
+def ensure_collection_link():
+    """``.build/ansible_collections/gpushare/k8s`` -> the repo, so the collection imports by its name."""
+    link = os.path.join(REPO, ".build", "ansible_collections", "gpushare", "k8s")
+    if not os.path.islink(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(os.path.join("..", "..", ".."), link)
+
+
+def seed(profile, nodes):
+    command = [sys.executable, "-m", "testbed.seed", "--kubeconfig", state_path("kubeconfig-simulator"), "--profile", profile]
+    if nodes:
+        command += ["--nodes", str(nodes)]
+    result = subprocess.run(command, cwd=REPO, env=python_env())
+    if result.returncode != 0:
+        raise ClusterError("seeding the %s profile failed (see the messages above)" % profile)
+
+
+def up(profile, nodes, step_delay):
+    if shutil.which("openssl") is None:
+        raise ClusterError("openssl is missing: apt-get install openssl")
+    running_profile = read_profile()
+    if running_profile and running_profile != profile and pid_of("kube-apiserver"):
+        raise ClusterError("the cluster is up with the %s profile; run 'make cluster-down' first to switch to %s" % (running_profile, profile))
+    bin_dir = find_kubernetes_binaries()
+    ensure_collection_link()
+    prepare_state()
+    started = time.monotonic()
+
+    if not pid_of("etcd"):
+        process = start_process("etcd", etcd_argv())
+        wait_until("etcd", process, lambda: http_ok("http://127.0.0.1:%d/health" % ETCD_CLIENT_PORT))
+    if not pid_of("kube-apiserver"):
+        process = start_process("kube-apiserver", apiserver_argv(bin_dir))
+        wait_until("kube-apiserver", process, lambda: https_ok(SERVER + "/readyz"))
+    if not pid_of("kube-controller-manager"):
+        process = start_process("kube-controller-manager", controller_manager_argv(bin_dir))
+        wait_until("kube-controller-manager", process,
+                   lambda: https_ok("https://127.0.0.1:%d/healthz" % CONTROLLER_MANAGER_PORT, insecure_context()))
+    if not pid_of("kube-scheduler"):
+        process = start_process("kube-scheduler", scheduler_argv(bin_dir))
+        wait_until("kube-scheduler", process, lambda: https_ok("https://127.0.0.1:%d/healthz" % SCHEDULER_PORT, insecure_context()))
+    log("control plane ready in %.1fs" % (time.monotonic() - started))
+
+    if running_profile != profile or nodes:
+        seed(profile, nodes)
+        with open(state_path("profile"), "w") as f:
+            f.write(profile)
+    if not pid_of("simulator"):
+        ready_file = state_path("simulator.ready")
+        if os.path.exists(ready_file):
+            os.remove(ready_file)
+        process = start_process("simulator", simulator_argv(step_delay), env=python_env())
+        wait_until("simulator", process, lambda: os.path.exists(ready_file))
+    log("cluster up (%s profile) in %.1fs" % (profile, time.monotonic() - started))
+    print("export KUBECONFIG=%s" % state_path("kubeconfig"))
+
+
+def http_ok(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def read_profile():
+    try:
+        with open(state_path("profile")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def stop_process(name, timeout=15):
+    pid = pid_of(name)
+    pid_file = os.path.join(PIDS, name + ".pid")
+    if pid:
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and os.path.exists("/proc/%d" % pid) and not is_zombie(pid):
+            time.sleep(0.1)
+        if os.path.exists("/proc/%d" % pid) and not is_zombie(pid):
+            os.killpg(pid, signal.SIGKILL)
+        log("stopped %s (pid %d)" % (name, pid))
+    if os.path.exists(pid_file):
+        os.remove(pid_file)
+
+
+def is_zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def down():
+    for name in reversed(COMPONENTS):
+        stop_process(name)
+    # Logs are kept for post-mortems; everything else is state of a cluster that no longer runs.
+    if os.path.isdir(STATE):
+        for entry in os.listdir(STATE):
+            if entry != "logs":
+                path = state_path(entry)
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    log("cluster down")
+
+
+def status():
+    states = {name: pid_of(name) for name in COMPONENTS}
+    for name, pid in states.items():
+        print("%-24s %s" % (name, "running (pid %d)" % pid if pid else "stopped"))
+    print("profile                  %s" % (read_profile() or "-"))
+    return 0 if all(states.values()) else 3
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    up_parser = sub.add_parser("up", help="start (or keep) the cluster and seed a profile")
+    up_parser.add_argument("--profile", default=os.environ.get("PROFILE", "openshift"), choices=["openshift", "scaleway", "vks"])
+    up_parser.add_argument("--nodes", type=int, default=0, help="seed a large fleet of this many GPU nodes (benchmarks)")
+    up_parser.add_argument("--step-delay", type=float, default=float(os.environ.get("GPUSHARE_STEP_DELAY", "0.2")),
+                           help="seconds the simulator waits between state steps")
+    sub.add_parser("down", help="stop every component and forget the cluster's state")
+    sub.add_parser("status", help="show which components run")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "up":
+            up(args.profile, args.nodes, args.step_delay)
+        elif args.command == "down":
+            down()
+        else:
+            return status()
+    except ClusterError as exc:
+        log("error: %s" % exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
