@@ -1,0 +1,231 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a Node object says about its GPUs (GPU Feature Discovery labels and device plugin resources).
+
+Pure: works on the plain dict the Kubernetes API returns for a Node. The label names are NVIDIA's
+(reference file, sections 2 and 4); other code imports them from here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import (
+    MIG_RESOURCE_PREFIX,
+    RESOURCE_GPU,
+    RESOURCE_PREFIX,
+    SHARED_RESOURCE_SUFFIX,
+    mig_resource_name,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import base_product, find_gpu_model, is_valid_profile_name
+
+LABEL_PRESENT = "nvidia.com/gpu.present"
+LABEL_PRODUCT = "nvidia.com/gpu.product"
+LABEL_COUNT = "nvidia.com/gpu.count"
+LABEL_MEMORY = "nvidia.com/gpu.memory"
+LABEL_REPLICAS = "nvidia.com/gpu.replicas"
+LABEL_SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"
+LABEL_MIG_CAPABLE = "nvidia.com/mig.capable"
+LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+LABEL_MIG_CONFIG = "nvidia.com/mig.config"
+LABEL_MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
+LABEL_MPS_CAPABLE = "nvidia.com/mps.capable"
+LABEL_DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
+LABEL_DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
+
+# Value mig-manager gives the gpu.deploy.<component> labels while it reconfigures MIG.
+PAUSED_FOR_MIG_CHANGE = "paused-for-mig-change"
+# The operands mig-manager pauses, in its order.
+MIG_PAUSED_COMPONENTS = ("device-plugin", "gpu-feature-discovery", "dcgm-exporter", "dcgm", "nvsm")
+
+MIG_STATE_SUCCESS = "success"
+MIG_STATE_PENDING = "pending"
+MIG_STATE_REBOOTING = "rebooting"
+MIG_STATE_FAILED = "failed"
+
+SHARING_NONE = "none"
+# GFD's single-strategy product for a layout it cannot describe: <model>-MIG-INVALID, count 0.
+MIG_INVALID_SUFFIX = "-MIG-INVALID"
+
+
+def deploy_label(component):
+    """``nvidia.com/gpu.deploy.<component>``, the label that switches an operand on or off on a node."""
+    return LABEL_DEPLOY_PREFIX + component
+
+
+def mig_label(profile, attribute):
+    """A mixed-strategy MIG label such as ``nvidia.com/mig-1g.10gb.count``."""
+    return "%s%s.%s" % (MIG_RESOURCE_PREFIX, profile, attribute)
+
+
+def _to_int(value):
+    """An int from a label or quantity string, None when it is not a plain integer."""
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _nvidia_resources(resources):
+    """The ``nvidia.com/*`` entries of a capacity/allocatable map, as ints."""
+    result = {}
+    for name, value in (resources or {}).items():
+        number = _to_int(value)
+        if name.startswith(RESOURCE_PREFIX) and number is not None:
+            result[name] = number
+    return result
+
+
+def _mig_resources(labels):
+    """profile -> count from the mixed-strategy ``nvidia.com/mig-<profile>.count`` labels."""
+    result = {}
+    suffix = ".count"
+    for name, value in labels.items():
+        if name.startswith(MIG_RESOURCE_PREFIX) and name.endswith(suffix):
+            profile = name[len(MIG_RESOURCE_PREFIX) : -len(suffix)]
+            count = _to_int(value)
+            if is_valid_profile_name(profile) and count is not None:
+                result[profile] = count
+    return result
+
+
+class NodeGpuState(object):
+    """The GPU facts of one node, read from its labels, resources, taints and schedulability."""
+
+    def __init__(self, name, labels, capacity, allocatable, taints, unschedulable):
+        self.name = name
+        self.labels = labels
+        self.product = labels.get(LABEL_PRODUCT)
+        self.base_product = base_product(self.product) if self.product else None
+        self.count = _to_int(labels.get(LABEL_COUNT)) or 0
+        self.memory_mib = _to_int(labels.get(LABEL_MEMORY))
+        self.replicas = _to_int(labels.get(LABEL_REPLICAS)) or 1
+        self.sharing_strategy = labels.get(LABEL_SHARING_STRATEGY) or SHARING_NONE
+        self.mig_capable = labels.get(LABEL_MIG_CAPABLE) == "true"
+        self.mig_strategy = labels.get(LABEL_MIG_STRATEGY)
+        self.mig_config = labels.get(LABEL_MIG_CONFIG)
+        self.mig_config_state = labels.get(LABEL_MIG_CONFIG_STATE)
+        self.mps_capable = labels.get(LABEL_MPS_CAPABLE) == "true"
+        self.device_plugin_config = labels.get(LABEL_DEVICE_PLUGIN_CONFIG)
+        self.paused_components = sorted(
+            name[len(LABEL_DEPLOY_PREFIX) :] for name, value in labels.items() if name.startswith(LABEL_DEPLOY_PREFIX) and value == PAUSED_FOR_MIG_CHANGE
+        )
+        self.capacity = _nvidia_resources(capacity)
+        self.allocatable = _nvidia_resources(allocatable)
+        self.taints = list(taints or [])
+        self.unschedulable = bool(unschedulable)
+        self.mig_resources = _mig_resources(labels)
+        self.is_gpu_node = labels.get(LABEL_PRESENT) == "true" or LABEL_COUNT in labels or any(value > 0 for value in self.capacity.values())
+        self.gpu_model = find_gpu_model(self.product, self.memory_mib) if self.product else None
+        # Single strategy names the MIG device in the product; mixed advertises nvidia.com/mig-<profile>.
+        self.mig_enabled = bool(self.product and "-MIG-" in self.product) or any(
+            name.startswith(MIG_RESOURCE_PREFIX) and value > 0 for name, value in self.capacity.items()
+        )
+
+    @classmethod
+    def from_node(cls, node):
+        metadata = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        return cls(
+            name=metadata.get("name"),
+            labels=dict(metadata.get("labels") or {}),
+            capacity=status.get("capacity"),
+            allocatable=status.get("allocatable"),
+            taints=spec.get("taints"),
+            unschedulable=spec.get("unschedulable"),
+        )
+
+    def shared_resource(self, resource=RESOURCE_GPU):
+        """The name ``resource`` is advertised under: ``<resource>.shared`` when renameByDefault is in effect."""
+        renamed = resource + SHARED_RESOURCE_SUFFIX
+        return renamed if renamed in self.capacity else resource
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "product": self.product,
+            "base_product": self.base_product,
+            "gpu_model": self.gpu_model.name if self.gpu_model else None,
+            "count": self.count,
+            "memory_mib": self.memory_mib,
+            "replicas": self.replicas,
+            "sharing_strategy": self.sharing_strategy,
+            "mig_capable": self.mig_capable,
+            "mig_strategy": self.mig_strategy,
+            "mig_enabled": self.mig_enabled,
+            "mig_config": self.mig_config,
+            "mig_config_state": self.mig_config_state,
+            "mig_resources": dict(self.mig_resources),
+            "mps_capable": self.mps_capable,
+            "device_plugin_config": self.device_plugin_config,
+            "paused_components": list(self.paused_components),
+            "capacity": dict(self.capacity),
+            "allocatable": dict(self.allocatable),
+            "taints": [dict(taint) for taint in self.taints],
+            "unschedulable": self.unschedulable,
+            "is_gpu_node": self.is_gpu_node,
+        }
+
+
+def _capacity_finding(state, resource, expected, what):
+    advertised = state.shared_resource(resource)
+    actual = state.capacity.get(advertised, 0)
+    if actual != expected:
+        return "capacity %s is %d, expected %s = %d; the device plugin has not applied the current config (restart its DaemonSet)" % (
+            advertised,
+            actual,
+            what,
+            expected,
+        )
+    return None
+
+
+def findings_for_node(state, config_keys=None):
+    """Problems visible on one node, as sentences for the user (empty when all is consistent).
+
+    ``config_keys`` are the keys of the device plugin ConfigMap; when given, a node label naming
+    another key is reported (the plugin skips unknown keys). Resource counts are not compared while a
+    MIG change is pending, since mig-manager withdraws the resources on purpose then.
+    """
+    if not state.is_gpu_node:
+        return []
+    findings = []
+    if config_keys is not None and state.device_plugin_config and state.device_plugin_config not in config_keys:
+        findings.append(
+            "label %s=%s names no key of the device plugin ConfigMap (keys: %s); the plugin ignores it"
+            % (LABEL_DEVICE_PLUGIN_CONFIG, state.device_plugin_config, ", ".join(sorted(config_keys)) or "none")
+        )
+    if state.mig_config_state == MIG_STATE_PENDING:
+        findings.append("MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)" % state.mig_config)
+    elif state.mig_config_state == MIG_STATE_FAILED:
+        findings.append(
+            "MIG change to %s failed; stop the GPU pods on the node, then set %s again (or to another name) to retry" % (state.mig_config, LABEL_MIG_CONFIG)
+        )
+    if state.paused_components and state.mig_config_state != MIG_STATE_PENDING:
+        findings.append(
+            "labels %s=%s are left behind while no MIG change is pending; the operands stay stopped until they are removed"
+            % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
+        )
+    if state.product and state.product.endswith(MIG_INVALID_SUFFIX):
+        findings.append("GPU Feature Discovery reports an inconsistent MIG layout (%s); apply a layout valid for this GPU" % state.product)
+        return findings
+    if state.mig_config_state == MIG_STATE_PENDING:
+        return findings
+    if LABEL_COUNT not in state.labels:
+        findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
+        return findings
+
+    if state.mig_strategy == "mixed" and state.mig_resources:
+        for profile, count in sorted(state.mig_resources.items()):
+            replicas = _to_int(state.labels.get(mig_label(profile, "replicas"))) or 1
+            finding = _capacity_finding(state, mig_resource_name(profile), count * replicas, "%s x %d replicas" % (mig_label(profile, "count"), replicas))
+            if finding:
+                findings.append(finding)
+    else:
+        what = "%s %d x %s %d" % (LABEL_COUNT, state.count, LABEL_REPLICAS, state.replicas)
+        finding = _capacity_finding(state, RESOURCE_GPU, state.count * state.replicas, what)
+        if finding:
+            findings.append(finding)
+    return findings

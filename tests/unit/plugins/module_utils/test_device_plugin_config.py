@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import (
+    build_sharing_config,
+    dump_config,
+    normalize_resource_name,
+    parse_sharing_config,
+    sharing_method_of,
+    validate_sharing_config,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+
+
+def test_build_time_slicing_default():
+    config = build_sharing_config("time-slicing", 4)
+    assert config == {
+        "version": "v1",
+        "sharing": {"timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+    }
+
+
+def test_build_mps_full():
+    config = build_sharing_config("mps", 10, ["gpu"], rename_by_default=True, fail_requests_greater_than_one=True, mig_strategy="single")
+    assert config == {
+        "version": "v1",
+        "flags": {"migStrategy": "single"},
+        "sharing": {"mps": {"renameByDefault": True, "failRequestsGreaterThanOne": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}},
+    }
+
+
+def test_build_time_slicing_mixed_mig_resources():
+    config = build_sharing_config("time-slicing", 2, ["nvidia.com/gpu", "mig-1g.10gb", {"name": "mig-3g.40gb", "replicas": 3}], mig_strategy="mixed")
+    assert config["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 2},
+        {"name": "nvidia.com/mig-1g.10gb", "replicas": 2},
+        {"name": "nvidia.com/mig-3g.40gb", "replicas": 3},
+    ]
+
+
+def test_dump_is_deterministic_and_ordered():
+    config = build_sharing_config("time-slicing", 4, mig_strategy="none", fail_requests_greater_than_one=False)
+    text = dump_config(config)
+    assert text == (
+        "version: v1\n"
+        "flags:\n"
+        "  migStrategy: none\n"
+        "sharing:\n"
+        "  timeSlicing:\n"
+        "    renameByDefault: false\n"
+        "    failRequestsGreaterThanOne: false\n"
+        "    resources:\n"
+        "    - name: nvidia.com/gpu\n"
+        "      replicas: 4\n"
+    )
+    assert parse_sharing_config(text) == config
+    assert dump_config(parse_sharing_config(text)) == text
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"method": "vgpu", "replicas": 4}, "Sharing method must be one of time-slicing, mps"),
+        ({"method": "time-slicing", "replicas": 1}, "must be an integer >= 2, got 1"),
+        ({"method": "time-slicing", "replicas": 0}, "must be an integer >= 2, got 0"),
+        ({"method": "mps", "replicas": 1}, "must be an integer >= 2, got 1"),
+        ({"method": "time-slicing", "replicas": "4"}, "must be an integer >= 2, got '4'"),
+        ({"method": "time-slicing", "replicas": True}, "must be an integer >= 2, got True"),
+        ({"method": "time-slicing", "replicas": 4, "resources": []}, "resources must list at least one resource"),
+        ({"method": "time-slicing", "replicas": 4, "resources": "gpu"}, "resources must be a list"),
+        ({"method": "time-slicing", "replicas": 4, "resources": [{"replicas": 2}]}, r"resources\[0\]\.name is required"),
+        ({"method": "time-slicing", "replicas": 4, "resources": ["gpu", "nvidia.com/gpu"]}, "nvidia.com/gpu is listed twice"),
+        ({"method": "time-slicing", "replicas": 4, "resources": ["nvidia.com/gpumem"]}, "time-slicing can share nvidia.com/gpu or nvidia.com/mig-<profile>"),
+        ({"method": "time-slicing", "replicas": 4, "resources": ["mig-3g"]}, "time-slicing can share"),
+        ({"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "single"}, "exists only with migStrategy mixed"),
+        ({"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "none"}, "exists only with migStrategy mixed"),
+        ({"method": "mps", "replicas": 4, "resources": ["mig-1g.10gb"]}, "MPS can share only nvidia.com/gpu"),
+        ({"method": "mps", "replicas": 4, "mig_strategy": "mixed"}, "MPS cannot be used with migStrategy mixed"),
+        ({"method": "time-slicing", "replicas": 4, "mig_strategy": "auto"}, "flags.migStrategy must be one of none, single, mixed"),
+        ({"method": "time-slicing", "replicas": 4, "rename_by_default": "yes"}, "renameByDefault must be true or false"),
+        ({"method": "mps", "replicas": 4, "fail_requests_greater_than_one": "no"}, "failRequestsGreaterThanOne must be true or false"),
+    ],
+)
+def test_build_refusals(kwargs, message):
+    with pytest.raises(GpuShareError, match=message):
+        build_sharing_config(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "version: v1\n",
+        "flags:\n  migStrategy: single\n",
+        "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 2\n",
+        "sharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n",
+        "version: v1\nflags: {migStrategy: mixed}\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
+        "    resources:\n    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n    - {name: nvidia.com/mig-2g.20gb, replicas: 3}\n",
+    ],
+)
+def test_validate_accepts(text):
+    validate_sharing_config(parse_sharing_config(text) if text else {})
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ([], "must be a mapping, got list"),
+        ({"version": "v2"}, "version must be v1"),
+        ({"flags": "mixed"}, "flags must be a mapping"),
+        ({"sharing": []}, "sharing must be a mapping"),
+        (
+            {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}]}, "mps": {"resources": [{"name": "gpu", "replicas": 2}]}}},
+            "sets both timeSlicing and mps",
+        ),
+        ({"sharing": {"timeSlicing": "yes"}}, r"sharing\.timeSlicing must be a mapping"),
+        ({"sharing": {"timeSlicing": {"renameByDefault": False}}}, "resources must list at least one resource"),
+        ({"sharing": {"timeSlicing": {}}}, "resources must list at least one resource"),
+        ({"sharing": {"timeSlicing": None, "mps": {}}}, r"sharing\.mps\.resources must list"),
+        ({"sharing": {"timeSlicing": {"resources": []}}}, "resources must list at least one resource"),
+        ({"sharing": {"timeSlicing": {"resources": ["nvidia.com/gpu"]}}}, r"resources\[0\] must be a mapping"),
+        ({"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu"}]}}}, "must be an integer >= 2, got None"),
+        ({"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 1}]}}}, "must be an integer >= 2, got 1"),
+        ({"sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 0}]}}}, "must be an integer >= 2, got 0"),
+        ({"flags": {"migStrategy": "mixed"}, "sharing": {"mps": {"resources": [{"name": "gpu", "replicas": 2}]}}}, "MPS cannot be used with migStrategy mixed"),
+        ({"sharing": {"mps": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 2}]}}}, "MPS can share only nvidia.com/gpu"),
+        (
+            {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}, {"name": "nvidia.com/gpu", "replicas": 4}]}}},
+            "listed twice",
+        ),
+    ],
+)
+def test_validate_refusals(config, message):
+    with pytest.raises(GpuShareError, match=message):
+        validate_sharing_config(config)
+
+
+def test_validate_names_the_source():
+    with pytest.raises(GpuShareError, match=r"^ConfigMap time-slicing-config key 'a100': sharing\.timeSlicing\.resources\[0\]"):
+        validate_sharing_config({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 1}]}}}, "ConfigMap time-slicing-config key 'a100'")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("sharing: [unclosed", "is not valid YAML"),
+        ("- a\n- b\n", "must be a YAML mapping, got list"),
+        ("", "must be a YAML mapping, got nothing"),
+        ("just text", "must be a YAML mapping, got str"),
+        ("version: v2\n", "version must be v1"),
+        ("version: 1\n", "version must be v1"),
+    ],
+)
+def test_parse_refusals(text, message):
+    with pytest.raises(GpuShareError, match=message):
+        parse_sharing_config(text)
+
+
+def test_parse_accepts_empty_version():
+    assert parse_sharing_config("version: ''\nflags: {migStrategy: none}\n") == {"version": "", "flags": {"migStrategy": "none"}}
+
+
+@pytest.mark.parametrize(
+    "config, method",
+    [
+        ({}, None),
+        ({"version": "v1"}, None),
+        (build_sharing_config("time-slicing", 4), "time-slicing"),
+        (build_sharing_config("mps", 4), "mps"),
+        ({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 1}]}}}, None),
+        ({"sharing": {"timeSlicing": {}}}, None),
+        # Both set: the plugin uses MPS.
+        ({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 4}]}, "mps": {"resources": [{"name": "gpu", "replicas": 2}]}}}, "mps"),
+        ("not a config", None),
+    ],
+)
+def test_sharing_method_of(config, method):
+    assert sharing_method_of(config) == method
+
+
+@pytest.mark.parametrize("name, normalized", [("gpu", "nvidia.com/gpu"), ("nvidia.com/gpu", "nvidia.com/gpu"), ("mig-1g.10gb", "nvidia.com/mig-1g.10gb")])
+def test_normalize_resource_name(name, normalized):
+    assert normalize_resource_name(name) == normalized

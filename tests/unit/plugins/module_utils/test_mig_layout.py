@@ -1,0 +1,318 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import describe_profiles, find_gpu_model, profile_slices
+from ansible_collections.gpushare.k8s.plugins.module_utils.mig_layout import (
+    build_mig_parted_config,
+    is_shipped_config_name,
+    mig_devices_of,
+    resolve_shipped_config,
+    validate_mig_layout,
+)
+
+# One product label per row of the reference's MIG table.
+MIG_GPUS = [
+    ("NVIDIA-A30", 24576),
+    ("NVIDIA-A100-PCIE-40GB", 40960),
+    ("NVIDIA-A100-SXM4-80GB", 81920),
+    ("NVIDIA-H100-80GB-HBM3", 81559),
+    ("NVIDIA-H800", 81559),
+    ("NVIDIA-H100-NVL", 95830),
+    ("NVIDIA-H100-SXM5-96GB", 97871),
+    ("NVIDIA-GH200-480GB", 97871),
+    ("NVIDIA-H20", 97871),
+    ("NVIDIA-H200", 143771),
+    ("NVIDIA-GH200-144G-HBM3e", 146831),
+    ("NVIDIA-B200", 183359),
+]
+MODELS = [find_gpu_model(product, memory) for product, memory in MIG_GPUS]
+MODEL_IDS = [model.name for model in MODELS]
+PROFILE_CASES = [(model, profile) for model in MODELS for profile in sorted(model.profiles)]
+PROFILE_IDS = ["%s/%s" % (model.name, profile) for model, profile in PROFILE_CASES]
+# A profile of another row, for each row (3g.20gb exists only on the A100 40GB, 3g.40gb not there).
+FOREIGN = {name: ("3g.40gb" if name == "A100 40GB" else "3g.20gb") for name in MODEL_IDS}
+
+
+def layout(devices, enabled=True, devices_field="all"):
+    return [{"devices": devices_field, "mig-enabled": enabled, "mig-devices": devices}]
+
+
+@pytest.mark.parametrize("model, profile", PROFILE_CASES, ids=PROFILE_IDS)
+def test_max_instances_accepted(model, profile):
+    validate_mig_layout(layout({profile: model.profiles[profile]}), model, 8)
+
+
+@pytest.mark.parametrize("model, profile", PROFILE_CASES, ids=PROFILE_IDS)
+def test_max_plus_one_refused(model, profile):
+    with pytest.raises(
+        GpuShareError,
+        match=r"node gpu-1 \(%s\).*%d x %s asked, but one %s holds at most %d"
+        % (model.name, model.profiles[profile] + 1, profile.replace(".", r"\."), model.name, model.profiles[profile]),
+    ):
+        validate_mig_layout(layout({profile: model.profiles[profile] + 1}), model, 8, "gpu-1")
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
+def test_foreign_profile_refused(model):
+    with pytest.raises(GpuShareError, match="MIG profile %s does not exist on %s; valid profiles: " % (FOREIGN[model.name], model.name)):
+        validate_mig_layout(layout({FOREIGN[model.name]: 1}), model, 1)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
+def test_all_balanced_validates(model):
+    resolved = resolve_shipped_config("all-balanced", model, 4)
+    assert resolved == [{"devices": "all", "mig-enabled": True, "mig-devices": model.balanced}]
+    validate_mig_layout(resolved, model, 4)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
+def test_too_many_compute_slices_refused(model):
+    # One more single-slice instance than the GPU has slices: each count within its max where possible.
+    small = sorted(model.profiles, key=profile_slices)[0]
+    largest = max(model.profiles, key=profile_slices)
+    devices = {largest: 1, small: 1}
+    with pytest.raises(GpuShareError, match="compute slices per GPU, but a %s has %d" % (model.name, model.max_compute_slices)):
+        validate_mig_layout(layout(devices), model, 1)
+
+
+def test_eight_compute_slices_refused_on_a100():
+    model = find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960)
+    with pytest.raises(GpuShareError, match="uses 8 compute slices per GPU, but a A100 40GB has 7"):
+        validate_mig_layout(layout({"4g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2}), model, 1)
+
+
+def test_a30_has_four_slices():
+    model = find_gpu_model("NVIDIA-A30", 24576)
+    with pytest.raises(GpuShareError, match="uses 5 compute slices per GPU, but a A30 24GB has 4"):
+        validate_mig_layout(layout({"4g.24gb": 1, "1g.6gb": 1}), model, 1)
+
+
+@pytest.mark.parametrize(
+    "devices",
+    [
+        {"3g.20gb": 2, "1g.5gb": 1},  # 7 compute slices but 45GB of 40
+        {"1g.10gb": 4, "1g.5gb": 1},
+    ],
+)
+def test_memory_slices_refused(devices):
+    model = find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960)
+    with pytest.raises(GpuShareError, match=r"needs 9/8 of the memory of a A100 40GB"):
+        validate_mig_layout(layout(devices), model, 1)
+
+
+@pytest.mark.parametrize(
+    "devices",
+    [
+        {"4g.20gb": 1, "2g.10gb": 1, "1g.5gb": 1},
+        {"3g.20gb": 1, "2g.10gb": 2},
+        {"2g.10gb": 3, "1g.5gb": 1},
+        {"7g.40gb": 1},
+        {"1g.5gb": 7},
+        {"1g.5gb": 0},
+        {},
+    ],
+)
+def test_valid_a100_combinations(devices):
+    validate_mig_layout(layout(devices), find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960), 2)
+
+
+@pytest.mark.parametrize("product", ["Tesla-T4", "NVIDIA-A10G", "NVIDIA-L4", "NVIDIA-L40S", "NVIDIA-RTX-A6000", "Tesla-V100-SXM2-16GB"])
+def test_non_mig_gpu_refused(product):
+    model = find_gpu_model(product, 15360)
+    with pytest.raises(GpuShareError, match="node n1 .*%s does not support MIG; use time-slicing or MPS" % model.name):
+        validate_mig_layout(layout({"1g.10gb": 1}), model, 1, "n1")
+    with pytest.raises(GpuShareError, match="does not support MIG"):
+        resolve_shipped_config("all-balanced", model, 1, "n1")
+    # MIG off is valid anywhere.
+    validate_mig_layout(layout({}, enabled=False), model, 1)
+    assert resolve_shipped_config("all-disabled", model, 1) == [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]
+
+
+def test_unknown_model_refused():
+    with pytest.raises(GpuShareError, match="GPU model is unknown"):
+        validate_mig_layout(layout({"1g.10gb": 1}), None, 1)
+
+
+@pytest.mark.parametrize(
+    "entries, gpu_count, message",
+    [
+        ([{"devices": [0, 4], "mig-enabled": True, "mig-devices": {}}], 4, r"GPU index 4 does not exist; the node has 4 GPUs \(valid indices: 0-3\)"),
+        ([{"devices": [-1], "mig-enabled": True, "mig-devices": {}}], 4, "GPU index -1 does not exist"),
+        ([{"devices": [0], "mig-enabled": True, "mig-devices": {}}], 0, r"GPU index 0 does not exist; the node has 0 GPUs \(valid indices: none\)"),
+        ([{"devices": [], "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
+        ([{"devices": "0,1", "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
+        ([{"devices": [0, 0], "mig-enabled": True, "mig-devices": {}}], 4, "lists a GPU index twice"),
+        (
+            [{"devices": [0, 1], "mig-enabled": True, "mig-devices": {}}, {"devices": [1, 2], "mig-enabled": False}],
+            4,
+            "entry 1: devices \\[1, 2\\] overlap an earlier entry",
+        ),
+        ([{"devices": [0], "mig-enabled": False}, {"devices": "all", "mig-enabled": True, "mig-devices": {}}], 4, "overlap an earlier entry"),
+        ([{"devices": "all", "mig-enabled": False}, {"devices": [3], "mig-enabled": True, "mig-devices": {}}], None, "overlap an earlier entry"),
+        ([{"devices": "all", "mig-enabled": False}, {"devices": "all", "mig-enabled": False}], None, "overlap an earlier entry"),
+        ([{"devices": "all", "mig-enabled": "yes", "mig-devices": {}}], 1, "mig-enabled must be true or false"),
+        ([{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}], 1, "mig-devices is set but mig-enabled is false"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": ["1g.10gb"]}], 1, "mig-devices must map profiles"),
+        ([{"devices": "all", "mig-enabled": False, "mig-devices": []}], 1, "mig-devices must map profiles"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": -1}}], 1, "must be a non-negative integer"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": "2"}}], 1, "must be a non-negative integer"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"mig-1g.10gb": 1}}], 1, "MIG profile mig-1g.10gb does not exist"),
+        (["all"], 1, "entry 0 must be a mapping"),
+        ([], 1, "must be a non-empty list"),
+        ({"devices": "all"}, 1, "must be a non-empty list"),
+        (layout({}), -1, "GPU count must be a non-negative integer"),
+    ],
+)
+def test_layout_refusals(entries, gpu_count, message):
+    model = find_gpu_model("NVIDIA-H100-80GB-HBM3", 81559)
+    with pytest.raises(GpuShareError, match=message):
+        validate_mig_layout(entries, model, gpu_count)
+
+
+def test_split_layout_across_gpus():
+    model = find_gpu_model("NVIDIA-H100-80GB-HBM3", 81559)
+    entries = [
+        {"devices": [0, 1], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
+        {"devices": [2], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
+        {"devices": [3], "mig-enabled": False},
+    ]
+    validate_mig_layout(entries, model, 4, "gpu-1")
+    assert mig_devices_of(entries, 4) == {"1g.10gb": 14, "3g.40gb": 2}
+
+
+def test_mig_devices_of_all():
+    model = find_gpu_model("NVIDIA-H100-80GB-HBM3", 81559)
+    assert mig_devices_of(resolve_shipped_config("all-balanced", model, 8), 8) == {"1g.10gb": 16, "2g.20gb": 8, "3g.40gb": 8}
+    assert mig_devices_of(resolve_shipped_config("all-disabled", model, 8), 8) == {}
+    assert mig_devices_of(layout({"1g.10gb": 0, "7g.80gb": 1}), 2) == {"7g.80gb": 2}
+
+
+@pytest.mark.parametrize(
+    "name, shipped",
+    [
+        ("all-disabled", True),
+        ("all-enabled", True),
+        ("all-balanced", True),
+        ("all-1g.10gb", True),
+        ("all-7g.141gb", True),
+        ("all-3g", False),
+        ("all-everything", False),
+        ("custom-split", False),
+        ("1g.10gb", False),
+        (None, False),
+    ],
+)
+def test_is_shipped_config_name(name, shipped):
+    assert is_shipped_config_name(name) is shipped
+
+
+@pytest.mark.parametrize("model, profile", PROFILE_CASES, ids=PROFILE_IDS)
+def test_resolve_all_profile_uses_max_instances(model, profile):
+    assert resolve_shipped_config("all-" + profile, model, 2) == [{"devices": "all", "mig-enabled": True, "mig-devices": {profile: model.profiles[profile]}}]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
+def test_resolve_all_enabled_and_disabled(model):
+    assert resolve_shipped_config("all-enabled", model, 1) == [{"devices": "all", "mig-enabled": True, "mig-devices": {}}]
+    assert resolve_shipped_config("all-disabled", model, 1) == [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
+def test_resolve_foreign_profile_refused(model):
+    foreign = FOREIGN[model.name]
+    message = "node n1 (%s): MIG config all-%s uses profile %s, which %s does not have; valid profiles: %s" % (
+        model.name,
+        foreign,
+        foreign,
+        model.name,
+        describe_profiles(model),
+    )
+    with pytest.raises(GpuShareError, match="^%s$" % re.escape(message)):
+        resolve_shipped_config("all-" + foreign, model, 1, "n1")
+
+
+@pytest.mark.parametrize("name", ["custom", "all-3g", None])
+def test_resolve_unshipped_name_refused(name):
+    with pytest.raises(GpuShareError, match="is not a shipped MIG config name"):
+        resolve_shipped_config(name, MODELS[1], 1)
+
+
+EXISTING = """version: v1
+mig-configs:
+  all-disabled:
+    - devices: all
+      mig-enabled: false
+  custom-a:
+    - devices: [0]
+      mig-enabled: true
+      mig-devices:
+        "1g.10gb": 7
+"""
+
+
+def test_merge_keeps_other_names():
+    new_layout = layout({"3g.40gb": 2})
+    text, changed = build_mig_parted_config(EXISTING, "gpushare-h100", new_layout)
+    assert changed is True
+    data = yaml.safe_load(text)
+    assert list(data) == ["version", "mig-configs"]
+    assert data["version"] == "v1"
+    assert data["mig-configs"]["custom-a"] == [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]
+    assert data["mig-configs"]["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    assert data["mig-configs"]["gpushare-h100"] == new_layout
+
+
+def test_merge_same_layout_is_unchanged():
+    text, changed = build_mig_parted_config(EXISTING, "custom-a", [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}])
+    assert changed is False
+    assert text == EXISTING
+
+
+def test_merge_replaces_a_name():
+    text, changed = build_mig_parted_config(EXISTING, "custom-a", layout({"7g.80gb": 1}))
+    assert changed is True
+    assert yaml.safe_load(text)["mig-configs"]["custom-a"] == layout({"7g.80gb": 1})
+
+
+@pytest.mark.parametrize("existing", [None, "", "  \n"])
+def test_merge_into_nothing_adds_all_disabled(existing):
+    text, changed = build_mig_parted_config(existing, "all-1g.10gb", layout({"1g.10gb": 7}))
+    assert changed is True
+    assert yaml.safe_load(text) == {
+        "version": "v1",
+        "mig-configs": {"all-1g.10gb": layout({"1g.10gb": 7}), "all-disabled": [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]},
+    }
+    # Second run over its own output: idempotent.
+    assert build_mig_parted_config(text, "all-1g.10gb", layout({"1g.10gb": 7})) == (text, False)
+
+
+def test_merge_adds_missing_all_disabled():
+    existing = "version: v1\nmig-configs:\n  custom-a:\n  - devices: all\n    mig-enabled: true\n    mig-devices: {}\n"
+    text, changed = build_mig_parted_config(existing, "custom-a", layout({}))
+    assert changed is True
+    assert "all-disabled" in yaml.safe_load(text)["mig-configs"]
+
+
+@pytest.mark.parametrize(
+    "existing, message",
+    [
+        ("mig-configs: [oops", "is not valid YAML"),
+        ("- a\n", "must be a YAML mapping"),
+        ("version: v2\nmig-configs: {}\n", "version must be v1"),
+        ("version: v1\nmig-configs: [a, b]\n", "mig-configs must map config names to layouts"),
+    ],
+)
+def test_merge_refuses_bad_existing(existing, message):
+    with pytest.raises(GpuShareError, match=message):
+        build_mig_parted_config(existing, "x", layout({}))
