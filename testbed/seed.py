@@ -1,0 +1,499 @@
+"""Seed the local cluster with a platform's simulated GPU fleet (reference file, section 5).
+
+    python -m testbed.seed --kubeconfig K [--profile openshift|scaleway|vks] [--nodes N]
+
+Creates, or replaces with their seeded state, the operator's namespace, the ClusterPolicy CRD and
+policy, the operand DaemonSets, the shipped MIG ConfigMap, GPU nodes labelled as GPU Feature
+Discovery would label them, two CPU-only nodes and, on OpenShift, the MachineSet and autoscaler
+objects. ``reset`` puts a seeded cluster back to that state between tests.
+"""
+
+import argparse
+import copy
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from testbed.simulator import gfd, mig, operands
+from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict
+from testbed.simulator.kubelet import healthy_conditions
+from testbed.simulator.names import (
+    APPLIED_ANNOTATION,
+    DEFAULT_MIG_CONFIGMAP,
+    DEPLOY_LABEL_PREFIX,
+    DEPLOYED_COMPONENTS,
+    DEVICE_PLUGIN_DAEMONSET,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    HARDWARE_ANNOTATION,
+    MIG_CONFIG_KEY,
+    MIG_CONFIG_LABEL,
+    MIG_STATE_LABEL,
+    MPS_CONTROL_DAEMONSET,
+    NODE_EVENT_NAMESPACE,
+    OPERAND_DAEMONSETS,
+)
+from testbed.simulator.nodes import fresh_applied
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SEED_THREADS = 16
+CONFLICT_RETRIES = 10
+GPU_TAINT = {"key": GPU_RESOURCE, "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+
+
+class GpuFacts(object):
+    """What nvidia-smi reports for one GPU model: memory (MiB), GFD family, compute capability, PCI id."""
+
+    def __init__(self, memory_mib, family, compute, pci_device_id):
+        self.memory_mib = memory_mib
+        self.family = family
+        self.compute = compute
+        self.pci_device_id = pci_device_id
+
+
+GPUS = {
+    "NVIDIA-A100-PCIE-40GB": GpuFacts(40960, "ampere", (8, 0), "0x20F110DE"),
+    "NVIDIA-H100-80GB-HBM3": GpuFacts(81559, "hopper", (9, 0), "0x233010DE"),
+    "NVIDIA-H100-PCIe": GpuFacts(81559, "hopper", (9, 0), "0x233110DE"),
+    "Tesla-T4": GpuFacts(15360, "turing", (7, 5), "0x1EB810DE"),
+    "NVIDIA-A10": GpuFacts(23028, "ampere", (8, 6), "0x223610DE"),
+    "NVIDIA-L4": GpuFacts(23034, "ada-lovelace", (8, 9), "0x27B810DE"),
+}
+
+
+class NodePool(object):
+    """Identical nodes: ``gpus`` x ``product`` (no GPU when ``product`` is None) in a ``machine``."""
+
+    def __init__(self, name, size, machine, cpu, memory, product=None, gpus=0, labels=None, annotations=None):
+        self.name = name
+        self.size = size
+        self.machine = machine
+        self.cpu = cpu
+        self.memory = memory
+        self.product = product
+        self.gpus = gpus
+        self.labels = labels or {}
+        self.annotations = annotations or {}
+
+
+class Profile(object):
+    def __init__(self, name, operator_namespace, policy_name, runtime, driver, cuda, zone, gpu_pools, cpu_pool,
+                 platform_namespaces=(), service_monitor=False):
+        self.name = name
+        self.operator_namespace = operator_namespace
+        self.policy_name = policy_name
+        self.runtime = runtime
+        self.driver = driver
+        self.cuda = cuda
+        self.zone = zone
+        self.gpu_pools = gpu_pools
+        self.cpu_pool = cpu_pool
+        self.platform_namespaces = platform_namespaces
+        self.service_monitor = service_monitor
+
+    @property
+    def namespaces(self):
+        return (self.operator_namespace,) + tuple(self.platform_namespaces)
+
+
+OPENSHIFT_T4_MACHINESET = "gpushare-ocp-gpu-t4-us-east-1a"
+OPENSHIFT_T4_ACCELERATOR = "tesla-t4"
+MACHINE_API_NAMESPACE = "openshift-machine-api"
+
+PROFILES = {
+    "openshift": Profile(
+        "openshift", "nvidia-gpu-operator", "gpu-cluster-policy", "cri-o://1.20.0", "550.127.08", "12.4", "us-east-1a",
+        gpu_pools=[
+            NodePool("gpu-a100", 2, "PowerEdge-R750xa", "64", "512Gi", "NVIDIA-A100-PCIE-40GB", 2),
+            NodePool("gpu-h100", 2, "PowerEdge-XE9680", "224", "2Ti", "NVIDIA-H100-80GB-HBM3", 8),
+            NodePool("gpu-t4", 2, "g4dn.xlarge", "4", "16Gi", "Tesla-T4", 1,
+                     labels={"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR,
+                             "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET},
+                     annotations={"machine.openshift.io/machine": MACHINE_API_NAMESPACE + "/" + OPENSHIFT_T4_MACHINESET}),
+        ],
+        cpu_pool=NodePool("worker", 2, "m5.2xlarge", "8", "32Gi"),
+        platform_namespaces=(MACHINE_API_NAMESPACE,)),
+    "scaleway": Profile(
+        "scaleway", "kube-system", "cluster-policy", "containerd://1.7.22", "560.35.03", "12.6", "fr-par-2",
+        gpu_pools=[NodePool("scw-gpu-h100", 3, "SCW-H100-1-80G", "24", "240Gi", "NVIDIA-H100-PCIe", 1,
+                            labels={"k8s.scaleway.com/pool-name": "gpu-h100", "node.kubernetes.io/instance-type": "H100-1-80G"})],
+        cpu_pool=NodePool("scw-default", 2, "PRO2-S", "8", "32Gi",
+                          labels={"k8s.scaleway.com/pool-name": "default", "node.kubernetes.io/instance-type": "PRO2-S"})),
+    "vks": Profile(
+        "vks", "gpu-operator", "cluster-policy", "containerd://1.7.13", "550.54.15", "12.4", "HCM03-1A",
+        gpu_pools=[
+            NodePool("vks-gpu-a10", 2, "OpenStack-Nova", "16", "64Gi", "NVIDIA-A10", 1),
+            NodePool("vks-gpu-t4", 1, "OpenStack-Nova", "16", "64Gi", "Tesla-T4", 2),
+            NodePool("vks-gpu-l4", 1, "OpenStack-Nova", "16", "64Gi", "NVIDIA-L4", 1),
+        ],
+        cpu_pool=NodePool("vks-cpu", 2, "OpenStack-Nova", "8", "32Gi"),
+        service_monitor=True),
+}
+
+OPERAND_IMAGES = {
+    "nvidia-driver-daemonset": "nvcr.io/nvidia/driver:550.127.08",
+    "nvidia-container-toolkit-daemonset": "nvcr.io/nvidia/k8s/container-toolkit:v1.17.0",
+    DEVICE_PLUGIN_DAEMONSET: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    "gpu-feature-discovery": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    "nvidia-mig-manager": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.10.0",
+    "nvidia-dcgm-exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0",
+    MPS_CONTROL_DAEMONSET: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+}
+
+
+# desired objects -----------------------------------------------------------------------------
+
+def crd(group, plural, kind, version, scope, scale=False):
+    """A CRD that keeps any field (the real schemas are large and not what the tests exercise)."""
+    subresources = {"status": {}}
+    if scale:
+        subresources["scale"] = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "%s.%s" % (plural, group)},
+        "spec": {"group": group, "scope": scope,
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
+                 "versions": [{"name": version, "served": True, "storage": True, "subresources": subresources,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
+    }
+
+
+CLUSTER_POLICY_CRD = crd(CLUSTER_POLICY["group"], CLUSTER_POLICY["plural"], "ClusterPolicy", CLUSTER_POLICY["version"], "Cluster")
+OPENSHIFT_CRDS = [
+    crd("machine.openshift.io", "machinesets", "MachineSet", "v1beta1", "Namespaced", scale=True),
+    crd("autoscaling.openshift.io", "clusterautoscalers", "ClusterAutoscaler", "v1", "Cluster"),
+    crd("autoscaling.openshift.io", "machineautoscalers", "MachineAutoscaler", "v1beta1", "Namespaced"),
+]
+
+
+def cluster_policy(profile):
+    """The policy as the operator's Helm chart or OLM installs it: sharing off, MIG single, all-disabled."""
+    return {
+        "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": profile.policy_name},
+        "spec": {
+            "operator": {"defaultRuntime": profile.runtime.split(":")[0], "use_ocp_driver_toolkit": profile.name == "openshift"},
+            "daemonsets": {"tolerations": [dict(GPU_TOLERATION)], "priorityClassName": "system-node-critical",
+                           "updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
+            "driver": {"enabled": True, "version": profile.driver, "licensingConfig": {"nlsEnabled": True}},
+            "toolkit": {"enabled": True},
+            "devicePlugin": {"enabled": True},
+            "dcgm": {"enabled": True},
+            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": profile.service_monitor}},
+            "gfd": {"enabled": True},
+            "mig": {"strategy": "single"},
+            "migManager": {"enabled": True, "config": {"name": DEFAULT_MIG_CONFIGMAP, "default": "all-disabled"},
+                           "env": [{"name": "WITH_REBOOT", "value": "false"}]},
+            "nodeStatusExporter": {"enabled": True},
+            "validator": {"plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "false"}]}},
+        },
+    }
+
+
+def operand_daemonset(profile, name, policy):
+    component = OPERAND_DAEMONSETS[name]
+    selector = {"nvidia.com/mps.capable": "true"} if component is None else {DEPLOY_LABEL_PREFIX + component: "true"}
+    pod_spec = {"nodeSelector": selector, "tolerations": copy.deepcopy(policy["spec"]["daemonsets"]["tolerations"]),
+                "containers": [{"name": name, "image": OPERAND_IMAGES[name]}]}
+    if name == DEVICE_PLUGIN_DAEMONSET:
+        pod_spec = operands.with_plugin_env(pod_spec, operands.desired_plugin_env(policy))
+    labels = {"app": name, "app.kubernetes.io/part-of": "nvidia-gpu"}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": profile.operator_namespace, "labels": labels},
+        "spec": {"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": labels}, "spec": pod_spec}},
+    }
+
+
+def default_mig_configmap(profile):
+    products = {pool.product for pool in profile.gpu_pools}
+    models = {GPUS[product].pci_device_id: mig.gpu_model_of(hardware_of(profile, product, 1)) for product in products}
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": profile.operator_namespace},
+            "data": {MIG_CONFIG_KEY: mig.default_mig_parted_config({pci: model for pci, model in models.items() if model})}}
+
+
+def hardware_of(profile, product, gpus, machine=""):
+    facts = GPUS[product]
+    return {"product": product, "count": gpus, "memory_mib": facts.memory_mib, "family": facts.family,
+            "compute_major": facts.compute[0], "compute_minor": facts.compute[1], "machine": machine,
+            "pci_device_id": facts.pci_device_id, "driver_version": profile.driver, "cuda_version": profile.cuda}
+
+
+def fleet(profile, gpu_nodes=None):
+    """[(node name, pool)]: the profile's pools, or ``gpu_nodes`` GPU nodes spread over its GPU pools."""
+    members = []
+    pools = profile.gpu_pools
+    for index, pool in enumerate(pools):
+        if gpu_nodes:
+            size = gpu_nodes // len(pools) + (index < gpu_nodes % len(pools))
+            members += [("%s-%04d" % (pool.name, number), pool) for number in range(size)]
+        else:
+            members += [("%s-%d" % (pool.name, number), pool) for number in range(pool.size)]
+    return members + [("%s-%d" % (profile.cpu_pool.name, number), profile.cpu_pool) for number in range(profile.cpu_pool.size)]
+
+
+def node_body(profile, name, pool, address, daemonset):
+    """A Node as a kubelet registers it and GFD, the device plugin and the operator label it."""
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "node-role.kubernetes.io/worker": "", "topology.kubernetes.io/zone": profile.zone,
+              "node.kubernetes.io/instance-type": pool.machine}
+    labels.update(pool.labels)
+    capacity = {"cpu": pool.cpu, "memory": pool.memory, "pods": "110", "ephemeral-storage": "500Gi"}
+    allocatable = dict(capacity)
+    annotations = dict(pool.annotations)
+    taints = []
+    if pool.product:
+        hardware = hardware_of(profile, pool.product, pool.gpus, pool.machine)
+        model = mig.gpu_model_of(hardware)
+        mig_capable = model is not None and model.mig_capable
+        applied = fresh_applied(hardware, daemonset, "all-disabled" if mig_capable else None)
+        view = gfd.render(hardware, applied["migLayout"], applied["migStrategy"], None)
+        labels.update(view.labels)
+        labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
+        labels[GPU_PRESENT_LABEL] = "true"
+        labels.update({DEPLOY_LABEL_PREFIX + component: "true" for component in DEPLOYED_COMPONENTS
+                       if component != "mig-manager" or mig_capable})
+        if mig_capable:
+            labels.update({MIG_CONFIG_LABEL: "all-disabled", MIG_STATE_LABEL: "success"})
+        capacity.update(view.capacity)
+        allocatable.update(view.allocatable)
+        annotations[HARDWARE_ANNOTATION] = json.dumps(hardware, sort_keys=True)
+        annotations[APPLIED_ANNOTATION] = json.dumps(applied, sort_keys=True)
+        taints.append(dict(GPU_TAINT))
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": taints} if taints else {},
+        "status": {
+            "capacity": capacity, "allocatable": allocatable, "conditions": healthy_conditions(),
+            "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": name, "systemUUID": name, "bootID": name, "kernelVersion": "5.14.0",
+                         "osImage": "simulated", "containerRuntimeVersion": profile.runtime, "kubeletVersion": "v1.20.2",
+                         "kubeProxyVersion": "v1.20.2", "operatingSystem": "linux", "architecture": "amd64"},
+        },
+    }
+
+
+def openshift_objects(members):
+    """MachineSet of the T4 pool, its MachineAutoscaler and the ClusterAutoscaler (reference section 5)."""
+    t4_nodes = sum(1 for _name, pool in members if pool.labels.get("cluster-api/accelerator") == OPENSHIFT_T4_ACCELERATOR)
+    node_labels = {"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR, "node-role.kubernetes.io/worker": ""}
+    selector = {"machine.openshift.io/cluster-api-cluster": "gpushare-ocp",
+                "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET}
+    machineset = {
+        "apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet",
+        "metadata": {"name": OPENSHIFT_T4_MACHINESET, "namespace": MACHINE_API_NAMESPACE,
+                     "annotations": {"machine.openshift.io/GPU": "1", "machine.openshift.io/vCPU": "4",
+                                     "machine.openshift.io/memoryMb": "16384"}},
+        "spec": {"replicas": t4_nodes, "selector": {"matchLabels": selector},
+                 "template": {"metadata": {"labels": selector},
+                              "spec": {"metadata": {"labels": node_labels},
+                                       "providerSpec": {"value": {"instanceType": "g4dn.xlarge",
+                                                                  "placement": {"availabilityZone": "us-east-1a", "region": "us-east-1"}}}}}},
+    }
+    cluster_autoscaler = {
+        "apiVersion": "autoscaling.openshift.io/v1", "kind": "ClusterAutoscaler", "metadata": {"name": "default"},
+        "spec": {"resourceLimits": {"gpus": [{"type": OPENSHIFT_T4_ACCELERATOR, "min": 0, "max": 4}], "maxNodesTotal": 24},
+                 "scaleDown": {"enabled": True, "delayAfterAdd": "15m", "unneededTime": "10m"}},
+    }
+    machine_autoscaler = {
+        "apiVersion": "autoscaling.openshift.io/v1beta1", "kind": "MachineAutoscaler",
+        "metadata": {"name": OPENSHIFT_T4_MACHINESET, "namespace": MACHINE_API_NAMESPACE},
+        "spec": {"minReplicas": 1, "maxReplicas": 4,
+                 "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": OPENSHIFT_T4_MACHINESET}},
+    }
+    return [("machine.openshift.io", "v1beta1", "machinesets", machineset),
+            ("autoscaling.openshift.io", "v1", "clusterautoscalers", cluster_autoscaler),
+            ("autoscaling.openshift.io", "v1beta1", "machineautoscalers", machine_autoscaler)]
+
+
+# writing ---------------------------------------------------------------------------------------
+
+class Writer(object):
+    """Create-or-replace for each kind the seeding writes, retrying replaces that race a writer."""
+
+    def __init__(self, kube):
+        self.kube = kube
+
+    def _apply(self, create, read, replace, body):
+        """Create ``body``, or replace the existing object with it. Returns (object, created)."""
+        name = body["metadata"]["name"]
+        try:
+            return as_dict(create, body=body), True
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+        for _attempt in range(CONFLICT_RETRIES):
+            body["metadata"]["resourceVersion"] = as_dict(read, name=name)["metadata"]["resourceVersion"]
+            try:
+                return as_dict(replace, name=name, body=body), False
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+        raise RuntimeError("%s keeps changing: could not replace it" % name)
+
+    def namespace(self, name):
+        core = self.kube.core
+        return self._apply(core.create_namespace, core.read_namespace, core.replace_namespace,
+                           {"metadata": {"name": name}})[0]
+
+    def crd(self, body):
+        api = self.kube.extensions
+        result = self._apply(api.create_custom_resource_definition, api.read_custom_resource_definition,
+                             api.replace_custom_resource_definition, body)[0]
+        wait_for(lambda: _established(as_dict(api.read_custom_resource_definition, body["metadata"]["name"])),
+                 "CRD %s to be established" % body["metadata"]["name"])
+        return result
+
+    def custom(self, group, version, plural, body):
+        api, namespace = self.kube.custom, body["metadata"].get("namespace")
+        if namespace:
+            scope = dict(group=group, version=version, namespace=namespace, plural=plural)
+            calls = (api.create_namespaced_custom_object, api.get_namespaced_custom_object, api.replace_namespaced_custom_object)
+        else:
+            scope = dict(group=group, version=version, plural=plural)
+            calls = (api.create_cluster_custom_object, api.get_cluster_custom_object, api.replace_cluster_custom_object)
+        return self._apply(*(_bind(call, scope) for call in calls), body)[0]
+
+    def configmap(self, body):
+        core, scope = self.kube.core, {"namespace": body["metadata"]["namespace"]}
+        return self._apply(_bind(core.create_namespaced_config_map, scope), _bind(core.read_namespaced_config_map, scope),
+                           _bind(core.replace_namespaced_config_map, scope), body)[0]
+
+    def daemonset(self, body):
+        apps, scope = self.kube.apps, {"namespace": body["metadata"]["namespace"]}
+        return self._apply(_bind(apps.create_namespaced_daemon_set, scope), _bind(apps.read_namespaced_daemon_set, scope),
+                           _bind(apps.replace_namespaced_daemon_set, scope), body)[0]
+
+    def node(self, body):
+        """Nodes keep their status on create but not on replace, which needs the status subresource."""
+        core = self.kube.core
+        status = body["status"]
+        node, created = self._apply(core.create_node, core.read_node, core.replace_node, copy.deepcopy(body))
+        if created:
+            return node
+        status_body = {"metadata": {"name": node["metadata"]["name"]}, "status": status}
+        return self._apply(_refuse_create, core.read_node_status, core.replace_node_status, status_body)[0]
+
+
+def _refuse_create(body):
+    """Stands for create where only a replace makes sense (the object exists)."""
+    raise ApiException(status=409, reason="exists")
+
+
+def _bind(call, scope):
+    return lambda *args, **kwargs: call(*args, **dict(scope, **kwargs))
+
+
+def _established(crd_object):
+    return any(condition["type"] == "Established" and condition["status"] == "True"
+               for condition in (crd_object.get("status") or {}).get("conditions") or [])
+
+
+def wait_for(predicate, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out waiting for " + what)
+        time.sleep(0.1)
+
+
+# seed and reset -------------------------------------------------------------------------------
+
+def seed(api_client, profile, nodes=None):
+    """Create or replace everything the profile has; returns the number of nodes seeded."""
+    profile = PROFILES[profile]
+    writer = Writer(Kube(api_client))
+    for namespace in profile.namespaces:
+        writer.namespace(namespace)
+    for definition in [CLUSTER_POLICY_CRD] + (OPENSHIFT_CRDS if profile.name == "openshift" else []):
+        writer.crd(definition)
+    members = fleet(profile, nodes)
+    daemonset = _seed_operator(writer, profile)
+    _seed_nodes(writer, profile, members, daemonset)
+    if profile.name == "openshift":
+        for group, version, plural, body in openshift_objects(members):
+            writer.custom(group, version, plural, body)
+    return len(members)
+
+
+def _seed_operator(writer, profile):
+    """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap; returns the plugin's DaemonSet."""
+    policy = cluster_policy(profile)
+    stored = writer.custom(CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], copy.deepcopy(policy))
+    writer.kube.custom.patch_cluster_custom_object_status(
+        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], stored["metadata"]["name"],
+        {"status": {"state": "ready", "namespace": profile.operator_namespace}}, _content_type="application/merge-patch+json")
+    daemonsets = {name: writer.daemonset(operand_daemonset(profile, name, policy)) for name in OPERAND_DAEMONSETS}
+    writer.configmap(default_mig_configmap(profile))
+    return daemonsets[DEVICE_PLUGIN_DAEMONSET]
+
+
+def _seed_nodes(writer, profile, members, daemonset):
+    """Create or replace the fleet's nodes in parallel and delete any other node."""
+    bodies = [node_body(profile, name, pool, "10.%d.%d.%d" % (10 + index // 65024, index // 254 % 256, index % 254 + 1), daemonset)
+              for index, (name, pool) in enumerate(members)]
+    with ThreadPoolExecutor(max_workers=SEED_THREADS) as pool:
+        list(pool.map(writer.node, bodies))
+    wanted = {name for name, _pool in members}
+    for node in as_dict(writer.kube.core.list_node)["items"]:
+        if node["metadata"]["name"] not in wanted:
+            writer.kube.core.delete_node(node["metadata"]["name"], _preload_content=False)
+
+
+def reset(api_client, profile, nodes=None):
+    """Put a seeded cluster back to its seeded state, quickly, and delete what tests created.
+
+    Tests call it between tests: the policy, the operator namespace's ConfigMaps, the operand
+    DaemonSets and every node are as seeded; namespaces other than the system's and the profile's
+    are deleted (their pods at once), as are node Events.
+    """
+    kube = Kube(api_client)
+    writer = Writer(kube)
+    profile_spec = PROFILES[profile]
+    _delete_test_namespaces(kube, profile_spec)
+    kept = {DEFAULT_MIG_CONFIGMAP, "kube-root-ca.crt"}
+    for configmap in as_dict(kube.core.list_namespaced_config_map, profile_spec.operator_namespace)["items"]:
+        if configmap["metadata"]["name"] not in kept:
+            kube.core.delete_namespaced_config_map(configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False)
+    daemonset = _seed_operator(writer, profile_spec)
+    _seed_nodes(writer, profile_spec, fleet(profile_spec, nodes), daemonset)
+    kube.core.delete_collection_namespaced_event(NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False)
+
+
+def _delete_test_namespaces(kube, profile):
+    """Delete non-system namespaces; their pods go at once so no GPU stays held by a terminating pod."""
+    system = set(SYSTEM_NAMESPACES) | set(profile.namespaces)
+    for namespace in as_dict(kube.core.list_namespace)["items"]:
+        name = namespace["metadata"]["name"]
+        if name in system:
+            continue
+        if not namespace["metadata"].get("deletionTimestamp"):
+            kube.core.delete_namespace(name, _preload_content=False)
+        kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0, _preload_content=False)
+    kube.core.delete_collection_namespaced_pod("default", grace_period_seconds=0, _preload_content=False)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m testbed.seed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="openshift")
+    parser.add_argument("--nodes", type=int, help="seed this many GPU nodes instead of the profile's fleet (benchmarks)")
+    args = parser.parse_args(argv)
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
+    configuration.connection_pool_maxsize = SEED_THREADS
+    started = time.monotonic()
+    count = seed(client.ApiClient(configuration), args.profile, args.nodes)
+    print("seeded the %s profile: %d nodes in %.1fs" % (args.profile, count, time.monotonic() - started), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
