@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # Options shared by the modules that write a device-plugin sharing profile (time-slicing, MPS).
+    DOCUMENTATION = r"""
+options:
+  state:
+    description:
+      - C(present) writes the profile and applies it to the chosen nodes.
+      - C(absent) removes the profile from the chosen nodes (their C(nvidia.com/device-plugin.config)
+        label), or, when I(nodes) is not given, from every node, from the ConfigMap and from the
+        policy default.
+    type: str
+    choices: [present, absent]
+    default: present
+  replicas:
+    description:
+      - How many pods may share each GPU. Must be 2 or more (the device plugin rejects 0 and 1).
+      - Required when I(state=present).
+    type: int
+  rename_by_default:
+    description:
+      - Advertise the shared resource as C(nvidia.com/gpu.shared) instead of C(nvidia.com/gpu), so
+        that pods opt in to sharing explicitly. The plain resource's allocatable drops to 0.
+    type: bool
+    default: false
+  fail_requests_greater_than_one:
+    description:
+      - Reject pods that request more than one replica of a shared GPU (they would not get more
+        compute, only more of the same GPU).
+      - Not written when omitted; MPS then behaves as if it were true.
+    type: bool
+  config_map:
+    description:
+      - ConfigMap in the operator's namespace that holds the device-plugin profiles.
+      - Default is the one the ClusterPolicy names in C(spec.devicePlugin.config.name), else
+        C(time-slicing-config). Other keys of the ConfigMap are never touched.
+    type: str
+  config_key:
+    description:
+      - Name of the profile, the ConfigMap key and the value of the nodes' C(nvidia.com/device-plugin.config) label.
+    type: str
+  nodes:
+    description:
+      - The nodes to label with the profile. Give I(names), a label I(selector), or both.
+      - With I(state=present), either I(nodes) or I(make_default=true) is required.
+    type: dict
+    suboptions:
+      names:
+        description: Node names.
+        type: list
+        elements: str
+      selector:
+        description: A label selector, as in C(kubectl get nodes -l).
+        type: str
+  make_default:
+    description:
+      - Make the profile the ClusterPolicy's default (C(spec.devicePlugin.config.default)), which
+        applies to every GPU node without a C(nvidia.com/device-plugin.config) label.
+    type: bool
+    default: false
+  cluster_policy:
+    description:
+      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or
+        C(gpu-cluster-policy), or the only one in the cluster.
+    type: str
+  namespace:
+    description:
+      - Namespace of the GPU Operator's operands. Default is found from the ClusterPolicy and the
+        platforms' usual namespaces (C(gpu-operator), C(nvidia-gpu-operator), C(kube-system)).
+    type: str
+  restart_device_plugin:
+    description:
+      - Restart the device-plugin DaemonSet (as C(kubectl rollout restart) does) after writing.
+      - Default restarts only when nodes already using the profile would otherwise not see its
+        new content (the plugin does not reload an edited ConfigMap by itself).
+    type: bool
+  wait:
+    description:
+      - Wait until every affected node advertises the profile (labels and allocatable resources).
+    type: bool
+    default: true
+  wait_timeout:
+    description:
+      - Seconds to wait. On timeout the module fails and lists what each node still shows.
+    type: int
+    default: 300
+"""

@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_timeslicing and gpu_mps: read, plan, write in a safe order, restart, wait."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import LABEL_PRODUCT, NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.planning import SharingRequest, plan_profile
+from ansible_collections.gpushare.k8s.plugins.module_utils.platform import (
+    DEFAULT_DEVICE_PLUGIN_CONFIG_MAP,
+    DEVICE_PLUGIN_DAEMONSET,
+    detect_platform,
+    device_plugin_config_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record
+from ansible_collections.gpushare.k8s.plugins.module_utils.wait import wait_for_nodes
+
+# The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
+RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
+
+NODES_SPEC = dict(
+    type="dict",
+    options=dict(
+        names=dict(type="list", elements="str"),
+        selector=dict(type="str"),
+    ),
+)
+
+# Options every device-plugin profile module shares (documented in the device_plugin_profile fragment).
+PROFILE_ARG_SPEC = dict(
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    replicas=dict(type="int"),
+    rename_by_default=dict(type="bool", default=False),
+    fail_requests_greater_than_one=dict(type="bool"),
+    config_map=dict(type="str"),
+    config_key=dict(type="str"),
+    nodes=NODES_SPEC,
+    make_default=dict(type="bool", default=False),
+    cluster_policy=dict(type="str"),
+    namespace=dict(type="str"),
+    restart_device_plugin=dict(type="bool"),
+    wait=dict(type="bool", default=True),
+    wait_timeout=dict(type="int", default=300),
+)
+PROFILE_REQUIRED_IF = [("state", "present", ["replicas"])]
+
+
+def resolve_node_names(kube, nodes_option):
+    """The node names the ``nodes`` option designates, or None when it designates none."""
+    if not nodes_option or (not nodes_option.get("names") and not nodes_option.get("selector")):
+        return None
+    names = list(nodes_option.get("names") or [])
+    selector = nodes_option.get("selector")
+    if selector:
+        matched, _ = kube.list_nodes(label_selector=selector)
+        if not matched:
+            hint = ""
+            if LABEL_PRODUCT in selector:
+                hint = " %s gains a -SHARED suffix once GPUs are shared: select by a label that does not change (gpu.machine, a pool label)." % LABEL_PRODUCT
+            raise GpuShareError("The node selector %r matches no node; check the label (kubectl get nodes -l '%s').%s" % (selector, selector, hint))
+        names += [node["metadata"]["name"] for node in matched if node["metadata"]["name"] not in names]
+    return names
+
+
+def node_summary(node):
+    state = NodeGpuState.from_node(node)
+    return dict(
+        product=state.product,
+        count=state.count,
+        replicas=state.replicas,
+        sharing_strategy=state.sharing_strategy,
+        mps_capable=state.mps_capable,
+        device_plugin_config=state.device_plugin_config,
+        allocatable=state.allocatable,
+    )
+
+
+def restart_daemonset(kube, namespace, name):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    kube.patch_daemon_set(namespace=namespace, name=name,
+                          patch={"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: now}}}}})
+
+
+def apply_plan(kube, platform, plan):
+    """Write in the order that keeps a half-applied plan harmless and repairable by the next run:
+    the ConfigMap key first (unused until referenced), then the policy, then node labels, then the
+    restart that makes the plugin read it all."""
+    if plan.create_config_map is not None:
+        kube.create_config_map(namespace=plan.namespace, name=plan.config_map, data=plan.create_config_map, annotations=created_record())
+    elif plan.config_map_patch:
+        kube.patch_config_map(namespace=plan.namespace, name=plan.config_map, patch=plan.config_map_patch)
+    if plan.policy_patch:
+        kube.patch_cluster_policy(name=platform.policy_name, patch=plan.policy_patch)
+    for name in sorted(plan.node_patches):
+        kube.patch_node(name=name, patch=plan.node_patches[name])
+    if plan.restart:
+        restart_daemonset(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
+
+
+def wait_for_plan(kube, plan, timeout):
+    """Wait until every node the plan affects shows its expectation; returns the final node dicts."""
+    expectations = dict((name, expectation.problem) for name, expectation in plan.expectations.items())
+    what = "the device plugin profile %r to be applied" % plan.before.get("config_key", "")
+    return wait_for_nodes(kube, expectations, timeout, what)
+
+
+def run_profile(module, method, default_key, resources=None):
+    """Make profile ``config_key`` of ``method`` ('time-slicing' or 'mps') present or absent."""
+    params = module.params
+    kube = module.kube
+    platform = detect_platform(kube, params["cluster_policy"], params["namespace"])
+    policy_config_map = device_plugin_config_of(platform.policy)[0]
+    config_map_name = params["config_map"] or policy_config_map or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
+    key = params["config_key"] or default_key
+    node_names = resolve_node_names(kube, params["nodes"])
+
+    config = None
+    if params["state"] == "present":
+        if node_names is None and not params["make_default"]:
+            raise GpuShareError("Say which nodes get the profile: nodes.names, nodes.selector, or make_default=true for every GPU node.")
+        config = build_sharing_config(method, params["replicas"], resources=resources, rename_by_default=params["rename_by_default"],
+                                      fail_requests_greater_than_one=params["fail_requests_greater_than_one"])
+
+    nodes, _ = kube.list_nodes()
+    config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
+    request = SharingRequest(params["state"], key, config_map_name, config=config, node_names=node_names,
+                             make_default=params["make_default"], restart=params["restart_device_plugin"])
+    plan = plan_profile(request, platform.namespace, platform.policy, config_map, nodes)
+
+    before_nodes = dict((node["metadata"]["name"], node) for node in nodes if node["metadata"]["name"] in plan.expectations)
+    result = dict(
+        changed=plan.changed,
+        cluster_policy=platform.policy_name,
+        namespace=platform.namespace,
+        config_map=config_map_name,
+        config_key=key,
+        config=config,
+        restarted=plan.restart,
+        diff=dict(before=plan.before, after=plan.after),
+        nodes=dict((name, dict(before=node_summary(node))) for name, node in before_nodes.items()),
+    )
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    if module.check_mode:
+        return result
+
+    apply_plan(kube, platform, plan)
+    if params["wait"] and plan.expectations:
+        final = wait_for_nodes(kube, dict((name, expectation.problem) for name, expectation in plan.expectations.items()),
+                               params["wait_timeout"], "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)))
+        for name, node in final.items():
+            result["nodes"][name]["after"] = node_summary(node)
+    return result
