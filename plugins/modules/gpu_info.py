@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_info
+short_description: Report the GPU sharing state of a Kubernetes cluster
+version_added: 0.1.0
+description:
+  - Reads, per GPU node, what NVIDIA's GPU Feature Discovery and device plugin advertise (product,
+    count, memory, replicas, sharing strategy, MIG and MPS state, the device-plugin profile label,
+    capacity and allocatable of every C(nvidia.com/*) resource, taints) and the GPU pods running
+    there with what they request.
+  - Reports the ClusterPolicy's sharing fields, the profiles of its device-plugin ConfigMap, and
+    findings, such as capacity that does not equal count x replicas, a label naming a missing
+    profile, MIG changes pending or failed, C(paused-for-mig-change) labels left behind, a policy
+    naming a ConfigMap that does not exist, or taints the operator does not tolerate.
+  - Makes one LIST of nodes and one of pods, whatever the size of the fleet. Never changes anything.
+author:
+  - gpushare.k8s contributors
+extends_documentation_fragment:
+  - gpushare.k8s.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to compare.
+options:
+  cluster_policy:
+    description:
+      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or
+        C(gpu-cluster-policy), or the only one there is.
+    type: str
+  namespace:
+    description:
+      - Namespace of the GPU Operator's operands (where the device-plugin ConfigMap lives).
+        Default is found as the other modules do.
+    type: str
+  node_selector:
+    description:
+      - Only report nodes matching this label selector.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Read the GPU inventory
+  gpushare.k8s.gpu_info:
+  register: gpus
+
+- name: Fail when something looks wrong
+  ansible.builtin.assert:
+    that: gpus.findings | length == 0
+    fail_msg: "{{ gpus.findings | map(attribute='message') | list }}"
+
+- name: Nodes that time-slice their GPUs
+  ansible.builtin.debug:
+    msg: "{{ gpus.nodes | dict2items | selectattr('value.sharing_strategy', 'equalto', 'time-slicing') | map(attribute='key') | list }}"
+"""
+
+RETURN = r"""
+cluster_policy:
+  description: The ClusterPolicy's sharing fields; null when the GPU Operator is not installed.
+  returned: always
+  type: dict
+  sample:
+    name: gpu-cluster-policy
+    device_plugin_enabled: true
+    device_plugin_config: {"name": "time-slicing-config", "default": null}
+    mig_strategy: single
+    mig_manager_config: {"name": "default-mig-parted-config", "default": "all-disabled"}
+    daemonset_tolerations: [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+namespace:
+  description: Namespace of the operator's operands, null when not found.
+  returned: always
+  type: str
+profiles:
+  description: The device-plugin ConfigMap's profiles, by key.
+  returned: always
+  type: dict
+  sample: {"time-slicing": {"method": "time-slicing", "rename_by_default": false, "resources": {"nvidia.com/gpu": 4}}}
+nodes:
+  description: Per GPU node, what it advertises, the GPU pods on it and its findings.
+  returned: always
+  type: dict
+  sample:
+    gpu-t4-0:
+      product: Tesla-T4-SHARED
+      base_product: Tesla-T4
+      count: 1
+      memory_mib: 15360
+      replicas: 4
+      sharing_strategy: time-slicing
+      mig_capable: false
+      mps_capable: false
+      device_plugin_config: time-slicing
+      capacity: {"nvidia.com/gpu": 4}
+      allocatable: {"nvidia.com/gpu": 4}
+      gpu_pods: [{"namespace": "ml", "name": "trainer-0", "phase": "Running", "requests": {"nvidia.com/gpu": 1}}]
+      findings: []
+findings:
+  description: Everything that looks wrong, each with the object it concerns.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "Node/gpu-a100-0", "message": "MIG change to all-1g.5gb is pending; ..."}]
+"""
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import build_inventory
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.platform import detect_platform, device_plugin_config_of
+
+
+def read_inventory(module):
+    kube = module.kube
+    params = module.params
+    policy = namespace = config_map = None
+    findings = []
+    if kube.list_cluster_policies() or params["cluster_policy"]:
+        try:
+            platform = detect_platform(kube, params["cluster_policy"], params["namespace"])
+            policy, namespace = platform.policy, platform.namespace
+        except GpuShareError as exc:
+            findings.append(dict(object="GPU Operator", message=exc.msg))
+    if policy:
+        config_map_name = device_plugin_config_of(policy)[0]
+        if config_map_name:
+            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
+    nodes, _ = kube.list_nodes(label_selector=params["node_selector"])
+    inventory = build_inventory(policy, config_map, nodes, kube.list_pods())
+    inventory["findings"] = findings + inventory["findings"]
+    inventory.update(changed=False, namespace=namespace)
+    return inventory
+
+
+def main():
+    module = GpuShareModule(dict(
+        cluster_policy=dict(type="str"),
+        namespace=dict(type="str"),
+        node_selector=dict(type="str"),
+    ))
+    module.run(read_inventory)
+
+
+if __name__ == "__main__":
+    main()
