@@ -9,18 +9,19 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import METHOD_MPS, build_sharing_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import LABEL_PRODUCT, NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.planning import SharingRequest, plan_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import (
     DEFAULT_DEVICE_PLUGIN_CONFIG_MAP,
     DEVICE_PLUGIN_DAEMONSET,
+    MPS_CONTROL_DAEMONSET,
     detect_platform,
     device_plugin_config_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record
-from ansible_collections.gpushare.k8s.plugins.module_utils.wait import wait_for_nodes
+from ansible_collections.gpushare.k8s.plugins.module_utils.wait import wait_for_daemon_sets, wait_for_nodes
 
 # The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
 RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
@@ -104,11 +105,29 @@ def apply_plan(kube, platform, plan):
         restart_daemonset(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
 
 
-def wait_for_plan(kube, plan, timeout):
+def wait_for_plan(kube, plan, timeout, what):
     """Wait until every node the plan affects shows its expectation; returns the final node dicts."""
-    expectations = dict((name, expectation.problem) for name, expectation in plan.expectations.items())
-    what = "the device plugin profile %r to be applied" % plan.before.get("config_key", "")
-    return wait_for_nodes(kube, expectations, timeout, what)
+    return wait_for_nodes(kube, dict((name, expectation.problem) for name, expectation in plan.expectations.items()), timeout, what)
+
+
+def mps_client_limits(node, replicas):
+    """The limits NVIDIA's MPS control daemon gives each client sharing one GPU of ``node``."""
+    memory_mib = NodeGpuState.from_node(node).memory_mib
+    return dict(active_thread_percentage=100 // replicas,
+                pinned_device_memory_limit_mib=memory_mib // replicas if memory_mib else None)
+
+
+def daemon_set_rollout_problem(daemon_set):
+    """None once a DaemonSet runs a ready, up-to-date pod on every node it targets."""
+    status = daemon_set.get("status") or {}
+    desired = status.get("desiredNumberScheduled", 0)
+    if status.get("observedGeneration", 0) < daemon_set["metadata"].get("generation", 0):
+        return "its controller has not seen the latest spec yet"
+    if not desired:
+        return "no node is scheduled to run it"
+    if status.get("numberReady", 0) < desired or status.get("updatedNumberScheduled", 0) < desired:
+        return "%s of %s pods ready, %s up to date" % (status.get("numberReady", 0), desired, status.get("updatedNumberScheduled", 0))
+    return None
 
 
 def run_profile(module, method, default_key, resources=None):
@@ -153,8 +172,13 @@ def run_profile(module, method, default_key, resources=None):
 
     apply_plan(kube, platform, plan)
     if params["wait"] and plan.expectations:
-        final = wait_for_nodes(kube, dict((name, expectation.problem) for name, expectation in plan.expectations.items()),
-                               params["wait_timeout"], "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)))
+        final = wait_for_plan(kube, plan, params["wait_timeout"], "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)))
         for name, node in final.items():
             result["nodes"][name]["after"] = node_summary(node)
+        if method == METHOD_MPS and config is not None:
+            # mps.capable=true on the nodes is what schedules the control daemon; wait for it too.
+            wait_for_daemon_sets(kube, platform.namespace, {MPS_CONTROL_DAEMONSET: daemon_set_rollout_problem},
+                                 params["wait_timeout"], "the MPS control daemon to run on the MPS nodes")
+            for name, node in final.items():
+                result["nodes"][name]["mps_limits"] = mps_client_limits(node, params["replicas"])
     return result

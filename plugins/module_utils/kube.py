@@ -145,7 +145,13 @@ class KubeApi(object):
 
     @api_errors("list DaemonSets in {namespace}")
     def list_daemon_sets(self, namespace):
-        return _json(self.apps.list_namespaced_daemon_set(namespace, _preload_content=False))["items"]
+        """The namespace's DaemonSets and the list's resourceVersion, for a watch."""
+        body = _json(self.apps.list_namespaced_daemon_set(namespace, _preload_content=False))
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_daemon_sets(self, namespace, resource_version, timeout_seconds):
+        return self._watch(self.apps.list_namespaced_daemon_set, resource_version, timeout_seconds, "watch DaemonSets in %s" % namespace,
+                           namespace=namespace)
 
     @api_errors("patch DaemonSet {namespace}/{name}")
     def patch_daemon_set(self, namespace, name, patch):

@@ -1,0 +1,118 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_mps
+short_description: Share NVIDIA GPUs between pods with CUDA MPS
+version_added: 0.1.0
+description:
+  - Writes an MPS profile into the GPU Operator's device-plugin ConfigMap (merging, never dropping
+    other keys), points the ClusterPolicy at it, labels the chosen nodes, restarts the device plugin
+    when needed, and waits until every node advertises C(count x replicas) GPUs with
+    C(nvidia.com/gpu.sharing-strategy=mps) and C(nvidia.com/mps.capable=true), and the MPS control
+    daemon DaemonSet runs on them.
+  - Unlike time-slicing, MPS caps each client's share of the GPU's threads (C(100 // replicas) percent)
+    and pinned memory (C(memory // replicas) MiB); the module returns those limits per node.
+  - Refuses, before writing anything, replicas below 2, nodes with MIG enabled or the C(mixed) MIG
+    strategy (MPS shares only whole GPUs), and a profile key that already holds time-slicing.
+author:
+  - gpushare.k8s contributors
+extends_documentation_fragment:
+  - gpushare.k8s.k8s_auth
+  - gpushare.k8s.device_plugin_profile
+attributes:
+  check_mode:
+    support: full
+    description: Computes and reports the changes without writing.
+  diff_mode:
+    support: full
+    description: Shows the ConfigMap key, policy fields and node labels before and after.
+options:
+  config_key:
+    description:
+      - Name of the profile. Default C(mps).
+    type: str
+notes:
+  - With MPS the device plugin rejects pods asking for more than one C(nvidia.com/gpu) unless
+    I(fail_requests_greater_than_one=false), which only device plugin v0.18 and later honour.
+"""
+
+EXAMPLES = r"""
+- name: Ten MPS clients per GPU on the A100 nodes
+  gpushare.k8s.gpu_mps:
+    replicas: 10
+    nodes:
+      selector: nvidia.com/gpu.machine=a2-highgpu-2g
+
+- name: MPS with an explicit opt-in resource (nvidia.com/gpu.shared)
+  gpushare.k8s.gpu_mps:
+    replicas: 4
+    rename_by_default: true
+    nodes:
+      names: [gpu-a100-0]
+
+- name: Stop MPS on every node
+  gpushare.k8s.gpu_mps:
+    state: absent
+"""
+
+RETURN = r"""
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+config_map:
+  description: The device-plugin ConfigMap.
+  returned: always
+  type: str
+  sample: time-slicing-config
+config_key:
+  description: The profile's key in the ConfigMap.
+  returned: always
+  type: str
+  sample: mps
+config:
+  description: The device-plugin configuration written under I(config_key) (null when I(state=absent)).
+  returned: always
+  type: dict
+  sample: {"version": "v1", "sharing": {"mps": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}}}
+restarted:
+  description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
+  returned: always
+  type: bool
+nodes:
+  description:
+    - Per affected node, what it advertised before and after, and the per-client MPS limits.
+  returned: always
+  type: dict
+  sample:
+    gpu-a100-0:
+      before: {"product": "NVIDIA-A100-PCIE-40GB", "count": 2, "replicas": 1, "sharing_strategy": "none"}
+      after: {"product": "NVIDIA-A100-PCIE-40GB-SHARED", "count": 2, "replicas": 10, "sharing_strategy": "mps", "mps_capable": true}
+      mps_limits: {"active_thread_percentage": 10, "pinned_device_memory_limit_mib": 4096}
+"""
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import METHOD_MPS
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import PROFILE_ARG_SPEC, PROFILE_REQUIRED_IF, run_profile
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+
+
+def main():
+    module = GpuShareModule(dict(PROFILE_ARG_SPEC), required_if=PROFILE_REQUIRED_IF)
+    module.run(lambda m: run_profile(m, METHOD_MPS, default_key="mps"))
+
+
+if __name__ == "__main__":
+    main()
