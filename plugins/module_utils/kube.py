@@ -100,6 +100,10 @@ class KubeApi(object):
         """The ConfigMap, or None when it does not exist."""
         return self._get_or_none(self.core.read_namespaced_config_map, name, namespace)
 
+    @api_errors("list ConfigMaps in {namespace}")
+    def list_config_maps(self, namespace):
+        return _json(self.core.list_namespaced_config_map(namespace, _preload_content=False))["items"]
+
     @api_errors("create ConfigMap {namespace}/{name}")
     def create_config_map(self, namespace, name, data, annotations=None):
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}

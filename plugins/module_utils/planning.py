@@ -25,6 +25,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     LABEL_DEVICE_PLUGIN_CONFIG,
+    LABEL_MIG_CONFIG,
     LABEL_REPLICAS,
     LABEL_SHARING_STRATEGY,
     SHARING_NONE,
@@ -32,7 +33,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     mig_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import device_plugin_config_of
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record, record_patch
+from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import read_record, record_patch, restore_patch, was_created
 
 SHARED_PRODUCT_SUFFIX = "-SHARED"
 POLICY_FIELD = "devicePlugin.config"
@@ -291,3 +292,153 @@ def _plan_absent(plan, request, states, node_by_name, policy, config_map, existi
     expectation = NodeExpectation(fallback)
     plan.expectations = dict((name, expectation) for name in names)
     plan.restart = bool(request.restart)
+
+
+# A profile without sharing: nodes pointed at it are unshared even when the policy default shares.
+UNSHARED_KEY = "unshared"
+UNSHARED_CONFIG = {"version": "v1"}
+
+
+def plan_reset(platform_namespace, config_map_name, policy, config_map, nodes, node_names=None, config_key=None, remove_profiles=False, restart=None):
+    """Bring nodes back to unshared (or onto ``config_key``): labels, policy default, our keys.
+
+    ``node_names`` None means every GPU node: their labels go and the policy default is cleared.
+    For some nodes only, when the policy default is itself a sharing profile, removing the label
+    would leave them shared, so they are pointed at the ``unshared`` profile instead.
+    """
+    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
+    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
+    missing = sorted(set(node_names or ()) - set(states))
+    if missing:
+        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    every_node = node_names is None
+    targets = sorted(name for name, state in states.items() if state.is_gpu_node) if every_node else list(node_names)
+    plan = SharingPlan(platform_namespace, config_map_name)
+    policy_name, policy_default = device_plugin_config_of(policy)
+    data = dict((config_map or {}).get("data") or {})
+
+    new_default = None if every_node else policy_default
+    target_key = config_key
+    if config_key is not None and config_key not in data:
+        raise GpuShareError("config_key %r is not a key of ConfigMap %s/%s (keys: %s)." % (config_key, platform_namespace, config_map_name, ", ".join(sorted(data)) or "none"))
+    if config_key is None and not every_node and policy_default and _existing_config(config_map, policy_default, policy_default)[1]:
+        target_key = UNSHARED_KEY
+    data_patch = {}
+    if target_key == UNSHARED_KEY and UNSHARED_KEY not in data:
+        data_patch[UNSHARED_KEY] = dump_config(UNSHARED_CONFIG)
+
+    _label_nodes(plan, targets, target_key, states, node_by_name)
+    if new_default != policy_default:
+        plan.policy_patch = _annotated(
+            {"spec": {"devicePlugin": {"config": {"name": policy_name, "default": None}}}},
+            record_patch(policy, "spec", {POLICY_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")}),
+        )
+    plan.before["cluster_policy"] = {POLICY_FIELD: {"name": policy_name, "default": policy_default}}
+    plan.after["cluster_policy"] = {POLICY_FIELD: {"name": policy_name, "default": new_default}}
+
+    if remove_profiles and config_map is not None:
+        still_used = set([new_default, target_key]) | set(
+            state.device_plugin_config for name, state in states.items() if name not in targets)
+        for key in sorted(keys_created_by_collection(config_map)):
+            if key not in still_used and key in data:
+                data_patch[key] = None
+    if data_patch:
+        previous = dict((key, data.get(key)) for key in data_patch)
+        if config_map is None:
+            plan.create_config_map = data_patch
+        else:
+            plan.config_map_patch = _annotated({"data": data_patch}, record_patch(config_map, "data", previous))
+        plan.before["config_map"] = previous
+        plan.after["config_map"] = data_patch
+
+    fallback = _existing_config(config_map, target_key, target_key)[1] if target_key and target_key != UNSHARED_KEY else None
+    expectation = NodeExpectation(fallback)
+    plan.expectations = dict((name, expectation) for name in targets if states[name].is_gpu_node)
+    plan.restart = (plan.changed or any(expectation.problem(node_by_name[name]) for name in plan.expectations)) if restart is None else restart
+    return plan
+
+
+def keys_created_by_collection(config_map):
+    """ConfigMap keys this collection added (absent before its first change), per the restore record."""
+    if was_created(config_map):
+        return set((config_map.get("data") or {}).keys())
+    return set(key for key, previous in (read_record(config_map).get("data") or {}).items() if previous is None)
+
+
+def apply_merge_patch(target, patch):
+    """RFC 7386: what ``target`` becomes once the API server applies merge ``patch`` to it."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
+class RestorePlan(object):
+    """Writes that put every recorded object back as it was before this collection changed it."""
+
+    def __init__(self):
+        self.policy_patch = None
+        self.node_patches = {}
+        self.config_map_patches = {}  # name -> patch
+        self.config_maps_to_delete = []
+        self.expectations = {}
+        self.mig_changes = {}  # node name -> restored nvidia.com/mig.config value
+        self.before = {}
+        self.after = {}
+
+    @property
+    def changed(self):
+        return bool(self.policy_patch or self.node_patches or self.config_map_patches or self.config_maps_to_delete)
+
+
+def plan_restore(policy, config_maps, nodes):
+    """Plan putting back the ClusterPolicy, ConfigMaps (of the operator's namespace) and nodes."""
+    plan = RestorePlan()
+    restored_policy = policy
+    patch = restore_patch(policy)
+    if patch:
+        plan.policy_patch = patch
+        restored_policy = apply_merge_patch(policy, patch)
+        plan.before["cluster_policy"] = policy.get("spec")
+        plan.after["cluster_policy"] = restored_policy.get("spec")
+
+    restored_maps = {}
+    for config_map in config_maps:
+        name = config_map["metadata"]["name"]
+        if was_created(config_map):
+            plan.config_maps_to_delete.append(name)
+            plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
+            plan.after.setdefault("config_maps", {})[name] = None
+            continue
+        patch = restore_patch(config_map)
+        restored_maps[name] = apply_merge_patch(config_map, patch) if patch else config_map
+        if patch:
+            plan.config_map_patches[name] = patch
+            plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
+            plan.after.setdefault("config_maps", {})[name] = restored_maps[name].get("data")
+
+    config_map_name, default = device_plugin_config_of(restored_policy)
+    restored_config_map = restored_maps.get(config_map_name)
+    for node in nodes:
+        name = node["metadata"]["name"]
+        patch = restore_patch(node)
+        restored = apply_merge_patch(node, patch) if patch else node
+        if patch:
+            plan.node_patches[name] = patch
+            before_labels, after_labels = node["metadata"].get("labels") or {}, restored["metadata"].get("labels") or {}
+            changed_labels = sorted(set(patch["metadata"].get("labels") or {}))
+            plan.before.setdefault("nodes", {})[name] = dict((label, before_labels.get(label)) for label in changed_labels)
+            plan.after.setdefault("nodes", {})[name] = dict((label, after_labels.get(label)) for label in changed_labels)
+            if before_labels.get(LABEL_MIG_CONFIG) != after_labels.get(LABEL_MIG_CONFIG) and after_labels.get(LABEL_MIG_CONFIG):
+                plan.mig_changes[name] = after_labels[LABEL_MIG_CONFIG]
+        state = NodeGpuState.from_node(restored)
+        if state.is_gpu_node:
+            key = state.device_plugin_config or default
+            config = _existing_config(restored_config_map, key, key)[1] if key else None
+            plan.expectations[name] = NodeExpectation(config)
+    return plan

@@ -46,3 +46,45 @@ def record_patch(obj, section, previous_values):
 def created_record():
     """The annotations of an object this collection creates: restoring it means deleting it."""
     return {RESTORE_ANNOTATION: json.dumps({CREATED: True})}
+
+
+def was_created(obj):
+    """Whether this collection created the object (restoring it means deleting it)."""
+    return bool(read_record(obj).get(CREATED))
+
+
+def _replacement(current, wanted):
+    """A merge-patch value that turns ``current`` into exactly ``wanted``.
+
+    A merge patch merges maps, so keys present now but absent before must be nulled explicitly.
+    """
+    if isinstance(current, dict) and isinstance(wanted, dict):
+        patch = dict((key, None) for key in current if key not in wanted)
+        for key, value in wanted.items():
+            patch[key] = _replacement(current.get(key), value)
+        return patch
+    return wanted
+
+
+def restore_patch(obj):
+    """The merge patch that puts back every recorded value and drops the record (None: no record).
+
+    Spec fields are recorded by dotted path under ``spec`` (``devicePlugin.config``, ``mig.strategy``).
+    """
+    record = read_record(obj)
+    if not record or record.get(CREATED):
+        return None
+    patch = {"metadata": {"annotations": {RESTORE_ANNOTATION: None}}}
+    if record.get("labels"):
+        patch["metadata"]["labels"] = dict(record["labels"])
+    if record.get("data"):
+        patch["data"] = dict(record["data"])
+    for path, value in sorted((record.get("spec") or {}).items()):
+        current, target = obj.get("spec") or {}, patch.setdefault("spec", {})
+        fields = path.split(".")
+        for field in fields[:-1]:
+            current = (current or {}).get(field) if isinstance(current, dict) else None
+            target = target.setdefault(field, {})
+        current = current.get(fields[-1]) if isinstance(current, dict) else None
+        target[fields[-1]] = _replacement(current, value)
+    return patch

@@ -1,0 +1,183 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_reset
+short_description: Bring NVIDIA GPUs back to unshared, or to exactly what they were before
+version_added: 0.1.0
+description:
+  - Removes the chosen nodes' C(nvidia.com/device-plugin.config) labels (or points them at
+    I(config_key)), clears the ClusterPolicy's default profile when every GPU node is reset, sets
+    C(nvidia.com/mig.config=all-disabled) where MIG is enabled, restarts the device plugin and waits
+    until the nodes show C(nvidia.com/gpu.replicas=1) and C(nvidia.com/gpu.sharing-strategy=none).
+  - When only some nodes are reset and the policy's default profile shares GPUs, those nodes are
+    pointed at a profile C(unshared) (written if missing), since without a label they would fall
+    back to the sharing default.
+  - With I(restore=true), puts back exactly what was there before this collection first changed
+    anything, from the C(gpushare.k8s/restore) annotation the other modules leave on the objects
+    they change (ConfigMap keys, ClusterPolicy fields, node labels); ConfigMaps the collection
+    created are deleted.
+  - Refuses while GPU pods run on the nodes to reset, unless I(drain=true) or I(force=true).
+author:
+  - gpushare.k8s contributors
+extends_documentation_fragment:
+  - gpushare.k8s.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    description: Computes and reports the changes without writing.
+  diff_mode:
+    support: full
+    description: Shows labels, policy fields and ConfigMap keys before and after.
+options:
+  nodes:
+    description:
+      - The nodes to reset, by I(names) and/or label I(selector). Default is every GPU node.
+    type: dict
+    suboptions:
+      names:
+        description: Node names.
+        type: list
+        elements: str
+      selector:
+        description: A label selector, as in C(kubectl get nodes -l).
+        type: str
+  config_key:
+    description:
+      - Point the nodes at this existing profile instead of removing their label.
+    type: str
+  remove_profiles:
+    description:
+      - Also remove the ConfigMap keys this collection added that no node uses any more.
+    type: bool
+    default: false
+  mig:
+    description:
+      - Set C(nvidia.com/mig.config=all-disabled) on nodes whose MIG configuration is anything else.
+    type: bool
+    default: true
+  restore:
+    description:
+      - Restore every object this collection changed to its state before the first change, instead
+        of resetting. I(nodes), I(config_key), I(remove_profiles) and I(mig) are ignored.
+    type: bool
+    default: false
+  drain:
+    description:
+      - When GPU pods run on a node whose MIG layout changes, cordon it, evict them (respecting
+        PodDisruptionBudgets), make the change and uncordon the node after success.
+    type: bool
+    default: false
+  force:
+    description:
+      - Reset even while GPU pods run. Their CUDA contexts break and a MIG change fails while they
+        hold the GPU ("In use by another client"); use only when those pods can be lost.
+    type: bool
+    default: false
+  cluster_policy:
+    description:
+      - Name of the GPU Operator's ClusterPolicy. Default is found as in M(gpushare.k8s.gpu_timeslicing).
+    type: str
+  namespace:
+    description:
+      - Namespace of the GPU Operator's operands. Default is found as in M(gpushare.k8s.gpu_timeslicing).
+    type: str
+  restart_device_plugin:
+    description:
+      - Restart the device-plugin DaemonSet. Default restarts when anything changed or a node is not
+        yet unshared.
+    type: bool
+  wait:
+    description:
+      - Wait until the nodes are unshared (or show their restored profile) and MIG changes finished.
+    type: bool
+    default: true
+  wait_timeout:
+    description:
+      - Seconds to wait for each step. On timeout the module fails and lists what each node shows.
+    type: int
+    default: 600
+"""
+
+EXAMPLES = r"""
+- name: Every GPU node back to whole, unshared GPUs
+  gpushare.k8s.gpu_reset:
+
+- name: Unshare two nodes, evicting their GPU pods first
+  gpushare.k8s.gpu_reset:
+    nodes:
+      names: [gpu-a100-0, gpu-a100-1]
+    drain: true
+
+- name: Put everything back as it was before this collection changed it
+  gpushare.k8s.gpu_reset:
+    restore: true
+"""
+
+RETURN = r"""
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+config_map:
+  description: The device-plugin ConfigMap.
+  returned: when I(restore=false)
+  type: str
+  sample: time-slicing-config
+restarted:
+  description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
+  returned: when I(restore=false)
+  type: bool
+mig_disabled:
+  description: Nodes whose MIG configuration was set to C(all-disabled).
+  returned: when I(restore=false)
+  type: list
+  elements: str
+nodes:
+  description: Per reset node, what it advertised before and after.
+  returned: when I(restore=false)
+  type: dict
+restored:
+  description: The objects put back.
+  returned: when I(restore=true)
+  type: dict
+  sample: {"cluster_policy": true, "config_maps": ["time-slicing-config"], "nodes": ["gpu-t4-0"]}
+"""
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.reset import run_reset
+
+
+def main():
+    module = GpuShareModule(dict(
+        nodes=NODES_SPEC,
+        config_key=dict(type="str", no_log=False),
+        remove_profiles=dict(type="bool", default=False),
+        mig=dict(type="bool", default=True),
+        restore=dict(type="bool", default=False),
+        drain=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        cluster_policy=dict(type="str"),
+        namespace=dict(type="str"),
+        restart_device_plugin=dict(type="bool"),
+        wait=dict(type="bool", default=True),
+        wait_timeout=dict(type="int", default=600),
+    ))
+    module.run(run_reset)
+
+
+if __name__ == "__main__":
+    main()
