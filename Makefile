@@ -52,6 +52,7 @@ test-sanity: venv
 
 test-lint: venv
 	$(VENV)/bin/ansible-lint --profile production
+	$(VENV)/bin/antsibull-changelog lint
 
 # Simulator, integration and molecule tests share one cluster per profile.
 test-cluster: venv
