@@ -51,7 +51,7 @@ test-sanity: venv
 	bash tests/sanity/run.sh
 
 test-lint: venv
-	$(VENV)/bin/ansible-lint --profile production
+	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production
 	$(VENV)/bin/antsibull-changelog lint
 
 # Simulator, integration and molecule tests share one cluster per profile.

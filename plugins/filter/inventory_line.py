@@ -20,7 +20,7 @@ options:
     type: dict
     required: true
 author:
-  - gpushare.k8s contributors
+  - gpushare.k8s contributors (@gpushare)
 """
 
 EXAMPLES = r"""

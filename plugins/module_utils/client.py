@@ -50,6 +50,18 @@ def k8s_env_fallback(*names, **kwargs):
     raise AnsibleFallbackNotFound
 
 
+# validate-modules only accepts fallback=(callable, [args]), so the keyword variants get their own
+# callables.
+def k8s_env_bool_fallback(*names):
+    """``k8s_env_fallback(*names, boolean=True)``."""
+    return k8s_env_fallback(*names, boolean=True)
+
+
+def k8s_env_list_fallback(*names):
+    """``k8s_env_fallback(*names, comma_list=True)``."""
+    return k8s_env_fallback(*names, comma_list=True)
+
+
 PROXY_HEADERS_SPEC = dict(
     proxy_basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"])),
     basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"])),
@@ -65,7 +77,7 @@ AUTH_ARG_SPEC = dict(
     username=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_USERNAME"])),
     password=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"])),
     validate_certs=dict(type="bool", aliases=["verify_ssl"],
-                        fallback=(k8s_env_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"], {"boolean": True})),
+                        fallback=(k8s_env_bool_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"])),
     ca_cert=dict(type="path", aliases=["ssl_ca_cert"], fallback=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"])),
     client_cert=dict(type="path", aliases=["cert_file"], fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])),
     client_key=dict(type="path", aliases=["key_file"], no_log=False,
@@ -73,9 +85,9 @@ AUTH_ARG_SPEC = dict(
     proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY"])),
     no_proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"])),
     proxy_headers=dict(type="dict", options=PROXY_HEADERS_SPEC),
-    persist_config=dict(type="bool", fallback=(k8s_env_fallback, ["K8S_AUTH_PERSIST_CONFIG"], {"boolean": True})),
+    persist_config=dict(type="bool", fallback=(k8s_env_bool_fallback, ["K8S_AUTH_PERSIST_CONFIG"])),
     impersonate_user=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"])),
-    impersonate_groups=dict(type="list", elements="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"], {"comma_list": True})),
+    impersonate_groups=dict(type="list", elements="str", fallback=(k8s_env_list_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"])),
 )
 
 # Ansible option -> attribute of kubernetes.client.Configuration.

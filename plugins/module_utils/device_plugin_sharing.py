@@ -41,7 +41,7 @@ PROFILE_ARG_SPEC = dict(
     rename_by_default=dict(type="bool", default=False),
     fail_requests_greater_than_one=dict(type="bool"),
     config_map=dict(type="str"),
-    config_key=dict(type="str"),
+    config_key=dict(type="str", no_log=False),
     nodes=NODES_SPEC,
     make_default=dict(type="bool", default=False),
     cluster_policy=dict(type="str"),
@@ -60,7 +60,7 @@ def resolve_node_names(kube, nodes_option):
     names = list(nodes_option.get("names") or [])
     selector = nodes_option.get("selector")
     if selector:
-        matched, _ = kube.list_nodes(label_selector=selector)
+        matched = kube.list_nodes(label_selector=selector)[0]
         if not matched:
             hint = ""
             if LABEL_PRODUCT in selector:
@@ -147,7 +147,7 @@ def run_profile(module, method, default_key, resources=None):
         config = build_sharing_config(method, params["replicas"], resources=resources, rename_by_default=params["rename_by_default"],
                                       fail_requests_greater_than_one=params["fail_requests_greater_than_one"])
 
-    nodes, _ = kube.list_nodes()
+    nodes = kube.list_nodes()[0]
     config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
     request = SharingRequest(params["state"], key, config_map_name, config=config, node_names=node_names,
                              make_default=params["make_default"], restart=params["restart_device_plugin"])

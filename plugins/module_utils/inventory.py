@@ -19,6 +19,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.platform import devic
 
 # The taint GPU nodes commonly carry, which the operator's DaemonSets tolerate by default.
 GPU_TAINT_KEY = "nvidia.com/gpu"
+# The operator replaces its DaemonSets' tolerations only when spec.daemonsets.tolerations is non-empty;
+# otherwise its manifests' own toleration applies.
+OPERATOR_DEFAULT_TOLERATIONS = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
@@ -110,7 +113,7 @@ def build_inventory(policy, config_map, nodes, pods):
     policy_fields = policy_sharing_fields(policy) if policy else None
     profiles = describe_profiles(config_map)
     config_keys = set(profiles) if config_map is not None else None
-    tolerations = policy_fields["daemonset_tolerations"] if policy_fields else []
+    tolerations = (policy_fields["daemonset_tolerations"] or OPERATOR_DEFAULT_TOLERATIONS) if policy_fields else []
     pods_by_node = gpu_pods_by_node(pods)
     findings = []
     if policy_fields and policy_fields["device_plugin_config"]["name"] and config_map is None:

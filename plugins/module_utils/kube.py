@@ -84,6 +84,16 @@ class KubeApi(object):
         kwargs = dict((k, v) for k, v in (("field_selector", field_selector), ("label_selector", label_selector)) if v)
         return _json(self.core.list_pod_for_all_namespaces(_preload_content=False, **kwargs))["items"]
 
+    @api_errors("list pods on node {node_name}")
+    def list_pods_on_node(self, node_name):
+        """The pods bound to a node and the list's resourceVersion, for a watch."""
+        body = _json(self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=%s" % node_name, _preload_content=False))
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_pods_on_node(self, node_name, resource_version, timeout_seconds):
+        return self._watch(self.core.list_pod_for_all_namespaces, resource_version, timeout_seconds, "watch pods on node %s" % node_name,
+                           field_selector="spec.nodeName=%s" % node_name)
+
     @api_errors("evict pod {namespace}/{name}")
     def evict_pod(self, namespace, name, policy_api_version="policy/v1"):
         body = {"apiVersion": policy_api_version, "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
@@ -131,7 +141,7 @@ class KubeApi(object):
 
         try:
             body = _json(self.custom.list_cluster_custom_object(CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL,
-                                                               _preload_content=False))
+                                                                _preload_content=False))
         except ApiException as exc:
             if exc.status == NOT_FOUND:
                 return []

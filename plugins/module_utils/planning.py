@@ -82,6 +82,11 @@ class NodeExpectation(object):
                 problems.append("product %s still ends in %s" % (state.product, SHARED_PRODUCT_SUFFIX))
             if not state.mig_enabled:
                 _expect(problems, "allocatable " + RESOURCE_GPU, state.allocatable.get(RESOURCE_GPU, 0), state.count)
+            if state.mig_strategy == "mixed":  # time-sliced MIG resources must be back to one replica each
+                for profile, instances in sorted(state.mig_resources.items()):
+                    _expect(problems, mig_label(profile, "replicas"), state.labels.get(mig_label(profile, "replicas"), "1"), "1")
+                    resource = MIG_RESOURCE_PREFIX + profile
+                    _expect(problems, "allocatable " + resource, state.allocatable.get(resource, 0), instances)
             return "; ".join(problems) or None
         for resource, replicas in sorted(self.replicas.items()):
             if resource == RESOURCE_GPU:
@@ -287,7 +292,7 @@ def _plan_absent(plan, request, states, node_by_name, policy, config_map, existi
 
     # Unlabelled nodes fall back to the policy default, which may itself be a sharing profile.
     fallback = None
-    if new_default and new_default != request.key:
+    if new_default:  # the key itself when removed from some nodes only: they fall back to it
         fallback = _existing_config(config_map, new_default, "default profile %s" % new_default)[1]
     expectation = NodeExpectation(fallback)
     plan.expectations = dict((name, expectation) for name in names)
@@ -320,7 +325,8 @@ def plan_reset(platform_namespace, config_map_name, policy, config_map, nodes, n
     new_default = None if every_node else policy_default
     target_key = config_key
     if config_key is not None and config_key not in data:
-        raise GpuShareError("config_key %r is not a key of ConfigMap %s/%s (keys: %s)." % (config_key, platform_namespace, config_map_name, ", ".join(sorted(data)) or "none"))
+        raise GpuShareError("config_key %r is not a key of ConfigMap %s/%s (keys: %s)."
+                            % (config_key, platform_namespace, config_map_name, ", ".join(sorted(data)) or "none"))
     if config_key is None and not every_node and policy_default and _existing_config(config_map, policy_default, policy_default)[1]:
         target_key = UNSHARED_KEY
     data_patch = {}

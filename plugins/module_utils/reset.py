@@ -59,7 +59,7 @@ def run_reset(module):
 
     config_map_name = device_plugin_config_of(platform.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     node_names = resolve_node_names(kube, params["nodes"])
-    nodes, _ = kube.list_nodes()
+    nodes = kube.list_nodes()[0]
     config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
     plan = plan_reset(platform.namespace, config_map_name, platform.policy, config_map, nodes, node_names=node_names,
                       config_key=params["config_key"], remove_profiles=params["remove_profiles"], restart=params["restart_device_plugin"])
@@ -96,7 +96,7 @@ def run_reset(module):
 def run_restore(module, kube, platform):
     """Put back what the collection's restore records hold, for the policy, its ConfigMaps and nodes."""
     params = module.params
-    nodes, _ = kube.list_nodes()
+    nodes = kube.list_nodes()[0]
     config_maps = [config_map for config_map in kube.list_config_maps(namespace=platform.namespace)
                    if RESTORE_ANNOTATION in ((config_map["metadata"].get("annotations") or {}))]
     plan = plan_restore(platform.policy, config_maps, nodes)

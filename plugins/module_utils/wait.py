@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one wait mechanism: a node watch, bounded by a timeout, that says what is still wrong."""
+"""The one wait mechanism: a LIST then a watch, bounded by a timeout, that says what is still wrong."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -26,56 +26,109 @@ def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
                             expectations, timeout, what, "DaemonSet")
 
 
-def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, kind):
+def wait_for_pods_gone(kube, node_name, pod_names, timeout, what):
+    """Wait until none of the pods (``namespace/name``) bound to ``node_name`` exists any more."""
+    return wait_for_objects(lambda: kube.list_pods_on_node(node_name),
+                            lambda resource_version, seconds: kube.watch_pods_on_node(node_name, resource_version, seconds),
+                            dict((name, _still_there) for name in pod_names), timeout, what, "pod", absent_ok=True, key=_namespaced_name)
+
+
+def _still_there(pod):
+    return "still %s%s" % ((pod.get("status") or {}).get("phase") or "there", ", terminating" if pod["metadata"].get("deletionTimestamp") else "")
+
+
+def _namespaced_name(obj):
+    return "%s/%s" % (obj["metadata"]["namespace"], obj["metadata"]["name"])
+
+
+def _name(obj):
+    return obj["metadata"]["name"]
+
+
+class Failed(object):
+    """What an expectation returns for a terminal failure: the object will not get there by waiting.
+
+    wait_for_objects stops waiting for it and, once every other object is settled, raises
+    GpuShareError naming each failed object and the reason (``details["failed"]``).
+    """
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __str__(self):
+        return self.reason
+
+
+def _listing(problems):
+    return "; ".join("%s: %s" % (name, problems[name]) for name in sorted(problems))
+
+
+def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name):
     """Wait until every object named in ``expectations`` satisfies its check.
 
-    ``expectations`` maps an object name to a function ``object dict -> None or str``: None when the
-    object is as wanted, else a short account of what is still wrong. The objects are LISTed once
-    (``list_objects() -> (items, resourceVersion)``), then followed by a watch from that LIST's
-    resourceVersion (``watch_objects(resourceVersion, seconds)``), re-listed only if the server
-    expired it. Returns the final objects by name; on timeout raises GpuShareError listing each
-    unmet object and what it shows.
+    ``expectations`` maps an object's ``key`` (its name by default) to a function ``object dict ->
+    None, str or Failed``: None when the object is as wanted, a str saying what is still wrong, or
+    ``Failed(reason)`` when it never will be. The objects are LISTed once (``list_objects() ->
+    (items, resourceVersion)``), then followed by a watch from that LIST's resourceVersion
+    (``watch_objects(resourceVersion, seconds)``), re-listed only if the server expired it. With
+    ``absent_ok`` an object that does not exist (or is deleted) is as wanted; otherwise that is an
+    error. Returns the final objects by key; raises GpuShareError when some object failed, and on
+    timeout listing each unmet object and what it shows.
     """
     deadline = time.monotonic() + timeout
-    latest, unmet = {}, {}
+    latest, unmet, failed = {}, {}, {}
 
     def observe(obj):
-        name = obj["metadata"]["name"]
+        name = key(obj)
         latest[name] = obj
         problem = expectations[name](obj)
-        if problem:
+        unmet.pop(name, None)
+        failed.pop(name, None)
+        if isinstance(problem, Failed):
+            failed[name] = problem.reason
+        elif problem:
             unmet[name] = problem
-        else:
-            unmet.pop(name, None)
+
+    def vanish(name):
+        for found in (latest, unmet, failed):
+            found.pop(name, None)
 
     def relist():
         items, resource_version = list_objects()
+        listed = set()
         for item in items:
-            if item["metadata"]["name"] in expectations:
+            if key(item) in expectations:
+                listed.add(key(item))
                 observe(item)
+        if absent_ok:
+            for name in set(latest) - listed:
+                vanish(name)  # deleted while no watch ran
         return resource_version
 
     resource_version = relist()
     missing = sorted(set(expectations) - set(latest))
-    if missing:
+    if missing and not absent_ok:
         raise GpuShareError("Cannot wait for %s: %s(s) %s do not exist." % (what, kind, ", ".join(missing)))
 
     while unmet:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise GpuShareError(
-                "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s"
-                % (timeout, what, len(unmet), kind, "; ".join("%s: %s" % (name, unmet[name]) for name in sorted(unmet))),
-                details={"unmet": unmet},
+                "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s"
+                % (timeout, what, len(unmet), kind, _listing(unmet), "; and failed: %s" % _listing(failed) if failed else ""),
+                details={"unmet": unmet, "failed": failed},
             )
         try:
             for event_type, obj in watch_objects(resource_version, remaining):
                 resource_version = obj["metadata"].get("resourceVersion", resource_version)
-                if event_type == "BOOKMARK" or obj["metadata"].get("name") not in expectations:
+                if event_type == "BOOKMARK" or key(obj) not in expectations:
                     continue
                 if event_type == "DELETED":
-                    raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, obj["metadata"]["name"], what))
-                observe(obj)
+                    if not absent_ok:
+                        raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, key(obj), what))
+                    vanish(key(obj))
+                else:
+                    observe(obj)
                 if not unmet:
                     break
         except GpuShareError as exc:
@@ -83,4 +136,6 @@ def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, k
                 raise
             # The watch window expired: start again from a fresh LIST.
             resource_version = relist()
+    if failed:
+        raise GpuShareError("%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)), details={"failed": failed})
     return latest

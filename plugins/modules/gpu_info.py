@@ -22,7 +22,7 @@ description:
     naming a ConfigMap that does not exist, or taints the operator does not tolerate.
   - Makes one LIST of nodes and one of pods, whatever the size of the fleet. Never changes anything.
 author:
-  - gpushare.k8s contributors
+  - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
 attributes:
@@ -133,7 +133,7 @@ def read_inventory(module):
         config_map_name = device_plugin_config_of(policy)[0]
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-    nodes, _ = kube.list_nodes(label_selector=params["node_selector"])
+    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
     inventory = build_inventory(policy, config_map, nodes, kube.list_pods())
     inventory["findings"] = findings + inventory["findings"]
     inventory.update(changed=False, namespace=namespace)

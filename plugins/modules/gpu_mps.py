@@ -22,7 +22,7 @@ description:
   - Refuses, before writing anything, replicas below 2, nodes with MIG enabled or the C(mixed) MIG
     strategy (MPS shares only whole GPUs), and a profile key that already holds time-slicing.
 author:
-  - gpushare.k8s contributors
+  - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.device_plugin_profile

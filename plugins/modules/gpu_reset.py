@@ -25,7 +25,7 @@ description:
     created are deleted.
   - Refuses while GPU pods run on the nodes to reset, unless I(drain=true) or I(force=true).
 author:
-  - gpushare.k8s contributors
+  - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
 attributes:

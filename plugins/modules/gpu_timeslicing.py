@@ -21,7 +21,7 @@ description:
     C(nvidia.com/gpu).
   - Time-slicing gives no memory or fault isolation between the pods sharing a GPU.
 author:
-  - gpushare.k8s contributors
+  - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.device_plugin_profile

@@ -1,0 +1,103 @@
+"""gpu_reset against the local cluster: back to unshared, pod safety, and restore: true leaving the
+cluster exactly as it was."""
+
+import json
+
+import pytest
+from kubernetes import client
+
+from integration_helpers import allocatable, labels
+
+pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
+OWNED_LABELS = ("nvidia.com/device-plugin.config", "nvidia.com/mig.config")
+
+
+def snapshot(kube):
+    """What restore must bring back byte for byte: the operator's ConfigMaps, the policy's spec,
+    every node's labels and annotations that the collection may touch."""
+    core = client.CoreV1Api(kube.api_client)
+    config_maps = json.loads(core.list_namespaced_config_map(kube.namespace, _preload_content=False).data)["items"]
+    nodes = json.loads(core.list_node(_preload_content=False).data)["items"]
+    return dict(
+        config_maps=dict((cm["metadata"]["name"], (cm.get("data"), cm["metadata"].get("annotations"))) for cm in config_maps),
+        policy=kube.policy()["spec"],
+        nodes=dict((node["metadata"]["name"], (dict((k, v) for k, v in labels(node).items() if k in OWNED_LABELS),
+                                               node["metadata"].get("annotations"))) for node in nodes),
+    )
+
+
+def gpu_pod(api_client, node, name="trainer"):
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"metadata": {"name": "gpushare-it"}})
+    body = {"metadata": {"name": name, "namespace": "gpushare-it"},
+            "spec": {"nodeName": node, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                     "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
+        try:
+            return core.create_namespaced_pod("gpushare-it", body)
+        except client.exceptions.ApiException as exc:
+            if "No API token found" not in str(exc.body):
+                raise
+
+
+def test_restore_leaves_the_cluster_as_it_was(kube, run_module):
+    before = snapshot(kube)
+    nodes = kube.gpu_nodes()
+    kube.put_config_map("time-slicing-config", {"users-own-key": "version: v1\n"})
+    before = snapshot(kube)
+    assert run_module("gpu_timeslicing", {"replicas": 4, "make_default": True, "config_key": "everyone"})["changed"]
+    assert run_module("gpu_mps", {"replicas": 2, "nodes": {"names": nodes[:1]}})["changed"]
+    assert snapshot(kube) != before
+
+    restored = run_module("gpu_reset", {"restore": True})
+    assert restored["changed"], restored["_stdout"]
+    assert snapshot(kube) == before
+    assert not run_module("gpu_reset", {"restore": True})["changed"]
+    for name in nodes:
+        assert labels(kube.node(name))["nvidia.com/gpu.sharing-strategy"] == "none"
+
+
+def test_reset_unshares_every_node_and_is_idempotent(kube, run_module):
+    run_module("gpu_timeslicing", {"replicas": 3, "make_default": True})
+    result = run_module("gpu_reset", {})
+    assert result["changed"], result["_stdout"]
+    for name in kube.gpu_nodes():
+        node = kube.node(name)
+        assert labels(node)["nvidia.com/gpu.replicas"] == "1"
+        assert labels(node)["nvidia.com/gpu.sharing-strategy"] == "none"
+        assert allocatable(node) == int(labels(node)["nvidia.com/gpu.count"])
+    assert kube.policy()["spec"]["devicePlugin"]["config"].get("default") is None
+    assert not run_module("gpu_reset", {})["changed"]
+
+
+def test_reset_of_some_nodes_keeps_them_off_a_sharing_default(kube, run_module):
+    nodes = kube.gpu_nodes()
+    run_module("gpu_timeslicing", {"replicas": 2, "make_default": True})
+    result = run_module("gpu_reset", {"nodes": {"names": nodes[:1]}})
+    assert result["changed"], result["_stdout"]
+    assert labels(kube.node(nodes[0]))["nvidia.com/device-plugin.config"] == "unshared"
+    assert labels(kube.node(nodes[0]))["nvidia.com/gpu.sharing-strategy"] == "none"
+    assert labels(kube.node(nodes[-1]))["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
+
+
+def test_reset_refuses_while_gpu_pods_run_unless_forced(kube, run_module, audit_writes, api_client):
+    node = kube.gpu_nodes()[0]
+    run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
+    gpu_pod(api_client, node)
+    with audit_writes() as audit:
+        refused = run_module("gpu_reset", {"nodes": {"names": [node]}})
+    assert refused["failed"]
+    assert "gpushare-it/trainer" in refused["msg"] and "drain=true" in refused["msg"]
+    assert audit.writes == []
+    forced = run_module("gpu_reset", {"nodes": {"names": [node]}, "force": True})
+    assert forced["changed"], forced["_stdout"]
+
+
+def test_check_mode_makes_no_write(kube, run_module, audit_writes):
+    run_module("gpu_timeslicing", {"replicas": 2, "make_default": True})
+    with audit_writes() as audit:
+        result = run_module("gpu_reset", {}, check=True, diff=True)
+        restore = run_module("gpu_reset", {"restore": True}, check=True, diff=True)
+    assert result["changed"] and restore["changed"]
+    assert audit.writes == []
