@@ -1,0 +1,260 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gpu_mig_config
+short_description: Partition NVIDIA GPUs with MIG (Multi-Instance GPU)
+version_added: 0.1.0
+description:
+  - Sets the MIG configuration of chosen nodes through the GPU Operator's mig-manager, which follows the node label
+    C(nvidia.com/mig.config), and the ClusterPolicy's C(spec.mig.strategy) (patched only when it differs).
+  - A shipped configuration (I(config)) is used as is; a custom I(layout) is merged under I(config_name) into
+    a mig-parted ConfigMap (key C(config.yaml); other named configurations are kept, and a new ConfigMap starts
+    from the one mig-manager reads now so the shipped names keep working) that C(spec.migManager.config.name)
+    then names.
+  - Validates, before writing anything and for every target node from its GPU model (GPU Feature Discovery's
+    product and memory labels), unknown or foreign profiles (C(3g.20gb) on an H100 80GB), more instances than a
+    GPU holds, more than 7 compute slices (or more memory than the GPU has), GPUs without MIG (T4, A10, L4,
+    RTX...), platforms without MIG (VNG Cloud VKS), a node whose previous MIG change is still pending, and a
+    layout GPU Feature Discovery's C(single) strategy cannot advertise (several profiles, which need C(mixed)).
+  - mig-manager never evicts workloads, and a GPU pod still running makes the change fail. The module refuses
+    while pods requesting any C(nvidia.com/*) resource run on a node to reconfigure and lists them; with
+    I(drain=true) it cordons the nodes, evicts those pods (respecting PodDisruptionBudgets), waits until they
+    are gone, makes the change and uncordons the nodes once it succeeded.
+  - Waits for C(nvidia.com/mig.config.state=success) and the MIG devices the layout gives, reports nodes
+    mig-manager failed at once with the reason from their C(MigConfigFailed) events, and at the timeout
+    reports nodes left C(pending) with C(paused-for-mig-change) operands (gpu-operator issue 2833).
+  - Records the previous label, policy fields and ConfigMap content so that M(gpushare.k8s.gpu_reset) with
+    I(restore=true) can put them back.
+author:
+  - gpushare.k8s contributors (@gpushare)
+extends_documentation_fragment:
+  - gpushare.k8s.k8s_auth
+attributes:
+  check_mode:
+    support: full
+    description: Validates, lists the pods that block the change or would be evicted, and reports the changes without writing.
+  diff_mode:
+    support: full
+    description: Shows the nodes' C(nvidia.com/mig.config) labels, the policy's MIG fields and the custom layout before and after.
+options:
+  strategy:
+    description:
+      - How the device plugin advertises MIG devices, cluster-wide (C(spec.mig.strategy)).
+      - C(single) advertises them as C(nvidia.com/gpu) and needs every GPU of a node split into instances of one
+        profile; C(mixed) advertises one resource per profile, such as C(nvidia.com/mig-1g.5gb), which
+        M(gpushare.k8s.gpu_timeslicing) can then share.
+      - Default keeps the policy's strategy.
+    type: str
+    choices: [single, mixed]
+  config:
+    description:
+      - A MIG configuration shipped with mig-manager, C(all-disabled), C(all-enabled), C(all-balanced) or
+        C(all-<profile>) (as many instances of the profile as each GPU holds, e.g. C(all-1g.10gb)).
+      - It must exist in the ConfigMap mig-manager reads (C(spec.migManager.config.name)).
+      - Exactly one of I(config) and I(layout) is required.
+    type: str
+  layout:
+    description:
+      - A custom layout in mig-parted's format, a list of entries C({devices, mig-enabled, mig-devices}).
+      - C(devices) is C(all) (the default) or a list of GPU indices; C(mig-enabled) is true or false.
+      - 'C(mig-devices) maps profiles to instances per GPU, for example C({"1g.10gb": 2, "2g.20gb": 1}).'
+      - Every GPU of every target node must be covered by exactly one entry.
+      - Exactly one of I(config) and I(layout) is required; I(layout) needs I(config_name).
+    type: list
+    elements: dict
+  config_name:
+    description:
+      - Name of the custom I(layout) in the ConfigMap and value of the nodes' C(nvidia.com/mig.config) label.
+        Required with I(layout); must not be a shipped name.
+      - mig-manager does not reload a configuration edited under an unchanged name (gpu-operator issue 891), so
+        giving another layout under a name nodes already use is refused; use a new name.
+    type: str
+  config_map:
+    description:
+      - ConfigMap in the operator's namespace that receives the custom I(layout).
+    type: str
+    default: custom-mig-parted-config
+  nodes:
+    description:
+      - The nodes to reconfigure. Give I(names), a label I(selector), or both.
+    type: dict
+    required: true
+    suboptions:
+      names:
+        description: Node names.
+        type: list
+        elements: str
+      selector:
+        description: A label selector, as in C(kubectl get nodes -l). Prefer a label MIG does not change
+          (C(nvidia.com/gpu.machine), a pool label), since C(nvidia.com/gpu.product) changes with the single strategy.
+        type: str
+  drain:
+    description:
+      - Cordon the nodes to reconfigure, evict their GPU pods through the Eviction API (a PodDisruptionBudget that
+        allows no disruption stops the module, which then uncordons the nodes), wait until the pods are gone,
+        make the change, and uncordon the nodes once it succeeded.
+      - A node whose change fails or times out stays cordoned, and the error says so.
+      - Nodes that were already unschedulable are left so.
+    type: bool
+    default: false
+  cluster_policy:
+    description:
+      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or C(gpu-cluster-policy), or the
+        only one in the cluster.
+    type: str
+  namespace:
+    description:
+      - Namespace of the GPU Operator's operands. Default is found from the ClusterPolicy and the platforms'
+        usual namespaces.
+    type: str
+  wait:
+    description:
+      - Wait until every node shows C(nvidia.com/mig.config.state=success) and advertises the MIG devices of
+        its layout. Also bounds the wait for evicted pods to be gone.
+      - Without it, drained nodes stay cordoned (the module cannot tell when to uncordon them).
+    type: bool
+    default: true
+  wait_timeout:
+    description:
+      - Seconds to wait. On timeout the module fails and lists what each node still shows.
+    type: int
+    default: 600
+notes:
+  - Reconfiguring MIG restarts the node's GPU operands (device plugin, GPU Feature Discovery, DCGM) and, with
+    C(WITH_REBOOT=true) in C(spec.migManager.env), may reboot the node.
+  - To retry a change that failed, remove the cause and apply another configuration first, because mig-manager
+    acts on changes of the label only.
+seealso:
+  - module: gpushare.k8s.gpu_timeslicing
+  - module: gpushare.k8s.gpu_reset
+  - name: NVIDIA GPU Operator, GPU Operator with MIG
+    description: How mig-manager applies MIG configurations.
+    link: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
+"""
+
+EXAMPLES = r"""
+- name: Seven 1g.10gb instances on every H100 80GB, advertised as nvidia.com/gpu
+  gpushare.k8s.gpu_mig_config:
+    strategy: single
+    config: all-1g.10gb
+    nodes:
+      selector: nvidia.com/gpu.machine=PowerEdge-XE9680
+
+- name: Balanced partitions on the A100 nodes, one resource per profile, evicting GPU pods first
+  gpushare.k8s.gpu_mig_config:
+    strategy: mixed
+    config: all-balanced
+    drain: true
+    nodes:
+      names: [gpu-a100-0, gpu-a100-1]
+
+- name: A custom layout, GPU 0 split in two, GPU 1 whole
+  gpushare.k8s.gpu_mig_config:
+    strategy: mixed
+    config_name: a100-half-and-whole
+    layout:
+      - devices: [0]
+        mig-enabled: true
+        mig-devices: {"3g.20gb": 2}
+      - devices: [1]
+        mig-enabled: false
+    nodes:
+      names: [gpu-a100-0]
+
+- name: Seven 1g.5gb devices per A100 40GB, each shared by two pods
+  block:
+    - name: Partition (mixed strategy, so each profile is its own resource)
+      gpushare.k8s.gpu_mig_config:
+        strategy: mixed
+        config: all-1g.5gb
+        nodes:
+          names: [gpu-a100-0]
+    - name: Time-slice nvidia.com/mig-1g.5gb by 2
+      gpushare.k8s.gpu_timeslicing:
+        config_key: mig-1g5-x2
+        replicas: 2
+        resources: [nvidia.com/mig-1g.5gb]
+        nodes:
+          names: [gpu-a100-0]
+
+- name: MIG off again
+  gpushare.k8s.gpu_mig_config:
+    config: all-disabled
+    drain: true
+    nodes:
+      selector: nvidia.com/mig.capable=true
+"""
+
+RETURN = r"""
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+config:
+  description: The MIG configuration the nodes are labelled with (I(config), or I(config_name) for a layout).
+  returned: always
+  type: str
+  sample: all-1g.10gb
+config_map:
+  description: The mig-parted ConfigMap mig-manager reads for this configuration.
+  returned: always
+  type: str
+  sample: default-mig-parted-config
+strategy:
+  description: The MIG strategy in effect (C(spec.mig.strategy)).
+  returned: always
+  type: str
+  sample: mixed
+skipped:
+  description: Target nodes without MIG left alone by C(config=all-disabled).
+  returned: always
+  type: list
+  elements: str
+evicted:
+  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
+  returned: always
+  type: dict
+  sample: {"gpu-a100-0": ["team-a/trainer-0"]}
+cordoned:
+  description: Nodes cordoned for the change (and uncordoned after it succeeded).
+  returned: when I(drain=true) and a node was reconfigured
+  type: list
+  elements: str
+nodes:
+  description:
+    - Per target node, its MIG configuration, state and the MIG devices and C(nvidia.com/*) resources it advertised
+      before and, after waiting, advertises now.
+  returned: always
+  type: dict
+  sample:
+    gpu-a100-0:
+      before: {"mig_config": "all-disabled", "mig_config_state": "success", "mig_strategy": "mixed", "product": "NVIDIA-A100-PCIE-40GB",
+               "mig_devices": {}, "allocatable": {"nvidia.com/gpu": 2}, "unschedulable": false}
+      after: {"mig_config": "all-1g.5gb", "mig_config_state": "success", "mig_strategy": "mixed", "product": "NVIDIA-A100-PCIE-40GB",
+              "mig_devices": {"1g.5gb": 14}, "allocatable": {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 14}, "unschedulable": false}
+"""
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.mig_config import MIG_ARG_SPEC, MIG_MODULE_KWARGS, run_mig_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+
+
+def main():
+    module = GpuShareModule(MIG_ARG_SPEC, **MIG_MODULE_KWARGS)
+    module.run(run_mig_config)
+
+
+if __name__ == "__main__":
+    main()
