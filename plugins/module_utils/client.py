@@ -22,6 +22,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 try:
     import kubernetes
     import urllib3
+    import yaml  # a dependency of kubernetes; a kubeconfig that is not YAML raises its errors
 
     HAS_KUBERNETES = True
     KUBERNETES_IMPORT_ERROR = None
@@ -136,7 +137,7 @@ def build_configuration(params):
                 kubernetes.config.load_incluster_config()
             except kubernetes.config.ConfigException:
                 _load_kubeconfig(params)
-    except (kubernetes.config.ConfigException, IOError, ValueError, TypeError) as exc:
+    except (kubernetes.config.ConfigException, yaml.YAMLError, IOError, ValueError, TypeError) as exc:
         raise GpuShareError(
             "Could not load the Kubernetes client configuration: %s. Set kubeconfig (or K8S_AUTH_KUBECONFIG), "
             "or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)." % exc

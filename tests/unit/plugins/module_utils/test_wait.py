@@ -1,0 +1,220 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""wait_for_objects with plain callables standing in for LIST and watch: generators of node dicts
+shaped like the API's, checked with the planning module's NodeExpectation."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpushare.k8s.plugins.module_utils import wait as wait_module
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.planning import NodeExpectation
+from ansible_collections.gpushare.k8s.plugins.module_utils.wait import wait_for_objects
+
+from k8s_objects import cpu_node, t4_node, t4_time_sliced
+
+SHARED_X4 = NodeExpectation(build_sharing_config("time-slicing", 4)).problem
+WHAT = "profile 't4' (time-slicing) on 2 node(s)"
+
+
+def versioned(obj, resource_version):
+    obj["metadata"]["resourceVersion"] = str(resource_version)
+    return obj
+
+
+def bookmark(resource_version):
+    return {"kind": "Node", "apiVersion": "v1", "metadata": {"resourceVersion": str(resource_version)}}
+
+
+class FakeApi(object):
+    """``lists`` is the successive answers of LIST; ``watches`` the successive watch streams, each a
+    list of (type, object) events, or an exception raised once the stream's events are consumed."""
+
+    def __init__(self, lists, watches=()):
+        self.lists = list(lists)
+        self.watches = list(watches)
+        self.list_calls = 0
+        self.watch_calls = []
+        self.consumed = []
+
+    def list_objects(self):
+        self.list_calls += 1
+        return self.lists.pop(0)
+
+    def watch_objects(self, resource_version, seconds):
+        self.watch_calls.append((resource_version, seconds))
+        if not self.watches:
+            raise AssertionError("unexpected watch from %s" % resource_version)
+        return self._stream(self.watches.pop(0))
+
+    def _stream(self, stream):
+        error = None
+        if stream and isinstance(stream[-1], Exception):
+            stream, error = stream[:-1], stream[-1]
+        for event in stream:
+            self.consumed.append(event)
+            yield event
+        if error is not None:
+            raise error
+
+
+def run(api, expectations, timeout=300):
+    return wait_for_objects(api.list_objects, api.watch_objects, expectations, timeout, WHAT, "node")
+
+
+def test_returns_at_once_when_all_are_met():
+    a, b = t4_time_sliced("t4-a", 4), t4_time_sliced("t4-b", 4)
+    api = FakeApi([([a, b, cpu_node("cpu-1")], "500")])
+    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert result == {"t4-a": a, "t4-b": b}
+    assert api.watch_calls == [] and api.list_calls == 1
+
+
+def test_follows_events_until_met():
+    api = FakeApi(
+        [([t4_node("t4-a"), t4_node("t4-b"), cpu_node("cpu-1")], "500")],
+        [[
+            ("MODIFIED", versioned(cpu_node("cpu-1"), 501)),
+            ("BOOKMARK", bookmark(502)),
+            ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 503)),
+            ("MODIFIED", versioned(t4_time_sliced("t4-b", 2), 504)),  # not there yet
+            ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 505)),
+            ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 506)),  # never read: all met before
+        ]],
+    )
+    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert result["t4-b"]["metadata"]["resourceVersion"] == "505"
+    assert result["t4-a"]["metadata"]["resourceVersion"] == "503"
+    assert len(api.watch_calls) == 1
+    resource_version, seconds = api.watch_calls[0]
+    assert resource_version == "500"  # the watch starts where the LIST ended
+    assert 0 < seconds <= 300
+    assert len(api.consumed) == 5
+
+
+def test_a_met_object_that_regresses_is_unmet_again():
+    api = FakeApi(
+        [([t4_node("t4-a")], "10")],
+        [[("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 11))]],
+    )
+    assert run(api, {"t4-a": SHARED_X4})["t4-a"]["metadata"]["resourceVersion"] == "11"
+
+    api = FakeApi(
+        [([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "10")],
+        [[("MODIFIED", versioned(t4_node("t4-a"), 11)), ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 12)),
+          ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 13))]],
+    )
+    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert result["t4-a"]["metadata"]["resourceVersion"] == "13"
+
+
+def test_resumes_from_the_last_resource_version_when_a_watch_ends():
+    api = FakeApi(
+        [([t4_node("t4-a")], "100")],
+        [
+            [("BOOKMARK", bookmark(150))],  # the server closed the watch (timeoutSeconds)
+            [("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 151))],
+        ],
+    )
+    run(api, {"t4-a": SHARED_X4})
+    assert [call[0] for call in api.watch_calls] == ["100", "150"]
+
+
+def test_relists_after_410_gone():
+    gone = GpuShareError("Failed to watch nodes: too old resource version: 100 (5000)", status=410, reason="Expired")
+    api = FakeApi(
+        [([t4_node("t4-a"), t4_node("t4-b")], "100"), ([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "6000")],
+        [
+            [("MODIFIED", versioned(t4_node("t4-a"), 101)), gone],
+            [("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 6001))],
+        ],
+    )
+    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert api.list_calls == 2
+    assert [call[0] for call in api.watch_calls] == ["100", "6000"]
+    assert result["t4-b"]["metadata"]["resourceVersion"] == "6001"
+
+
+def test_relist_after_410_can_finish_the_wait():
+    gone = GpuShareError("expired", status=410)
+    api = FakeApi([([t4_node("t4-a")], "1"), ([t4_time_sliced("t4-a", 4)], "9")], [[gone]])
+    assert run(api, {"t4-a": SHARED_X4})["t4-a"]["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
+    assert len(api.watch_calls) == 1
+
+
+def test_other_watch_errors_propagate():
+    forbidden = GpuShareError("Failed to watch nodes: forbidden", status=403, reason="Forbidden")
+    api = FakeApi([([t4_node("t4-a")], "1")], [[forbidden]])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4})
+    assert error.value is forbidden
+
+
+def test_times_out_naming_each_unmet_object_and_its_problem():
+    api = FakeApi([([t4_node("t4-a"), t4_time_sliced("t4-b", 2), t4_time_sliced("t4-c", 4)], "1")])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4, "t4-c": SHARED_X4}, timeout=0)
+    msg = error.value.msg
+    assert msg.startswith("Timed out after 0s waiting for %s; 2 node(s) not there yet: " % WHAT)
+    assert ("t4-a: nvidia.com/gpu.replicas=1 (want 4); nvidia.com/gpu.sharing-strategy=none (want time-slicing); "
+            "product Tesla-T4 lacks -SHARED; allocatable nvidia.com/gpu=1 (want 4)") in msg
+    assert "t4-b: nvidia.com/gpu.replicas=2 (want 4); allocatable nvidia.com/gpu=2 (want 4)" in msg
+    assert msg.index("t4-a:") < msg.index("t4-b:")
+    assert "t4-c" not in msg
+    assert sorted(error.value.details["unmet"]) == ["t4-a", "t4-b"]
+
+
+class FakeClock(object):
+    """Stands in for the ``time`` module of wait.py; the test advances ``now``."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+
+def test_times_out_after_watches_that_bring_nothing(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(wait_module, "time", clock)
+
+    class Api(FakeApi):
+        def watch_objects(self, resource_version, seconds):
+            self.watch_calls.append((resource_version, seconds))
+            clock.now += seconds  # the server kept the watch open for all of it
+
+            def stream():
+                yield "MODIFIED", versioned(t4_time_sliced("t4-a", 2), 7)
+            return stream()
+
+    api = Api([([t4_node("t4-a")], "5")])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4}, timeout=60)
+    assert api.watch_calls == [("5", 60.0)]
+    assert error.value.msg.startswith("Timed out after 60s waiting for %s; 1 node(s) not there yet: t4-a: nvidia.com/gpu.replicas=2 (want 4)" % WHAT)
+
+
+def test_raises_when_a_waited_for_object_is_deleted():
+    api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1")],
+                  [[("DELETED", versioned(cpu_node("cpu-1"), 2)), ("DELETED", versioned(t4_node("t4-b"), 3))]])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert error.value.msg == "node t4-b was deleted while waiting for %s." % WHAT
+
+
+def test_refuses_to_wait_for_objects_that_do_not_exist():
+    api = FakeApi([([t4_node("t4-a")], "1")])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4, "ghost": SHARED_X4, "gone": SHARED_X4})
+    assert error.value.msg == "Cannot wait for %s: node(s) ghost, gone do not exist." % WHAT
+    assert api.watch_calls == []
+
+
+def test_nothing_to_wait_for():
+    api = FakeApi([([t4_node("t4-a")], "1")])
+    assert run(api, {}) == {}
