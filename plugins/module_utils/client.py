@@ -144,17 +144,32 @@ def build_configuration(params):
         )
 
     configuration = kubernetes.client.Configuration.get_default_copy()
+    _apply_explicit_options(configuration, params)
+    refresh_from_kubeconfig = getattr(configuration, "refresh_api_key_hook", None)
+    if refresh_from_kubeconfig is not None:
+        # A kubeconfig user with a token installs a hook that the client runs before every request
+        # and that re-applies the whole kubeconfig (host, TLS options, token): re-apply the explicit
+        # options after it, so they keep winning while the token still refreshes.
+        def refresh_keeping_explicit_options(config):
+            refresh_from_kubeconfig(config)
+            _apply_explicit_options(config, params)
+
+        configuration.refresh_api_key_hook = refresh_keeping_explicit_options
+    return configuration
+
+
+def _apply_explicit_options(configuration, params):
     for option, attribute in CONFIGURATION_ATTRIBUTES.items():
         value = params.get(option)
         if value is None:
             continue
         if option == "api_key":
+            # Replaces the whole dict, so a kubeconfig token (kept under "BearerToken") is not sent.
             value = {"authorization": "Bearer %s" % value}
         setattr(configuration, attribute, value)
     if params.get("proxy_headers"):
         headers = dict((k, v) for k, v in params["proxy_headers"].items() if v is not None)
         configuration.proxy_headers = urllib3.util.make_headers(**headers)
-    return configuration
 
 
 def _configuration_digest(configuration, params):

@@ -240,11 +240,6 @@ def test_explicit_options_override_the_kubeconfig(clean_k8s_env):
     assert configuration.api_key["BearerToken"] == "Bearer dev-token"  # from the kubeconfig: no credential given
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "client.build_configuration: for a kubeconfig user with a token, load_kube_config installs "
-    "Configuration.refresh_api_key_hook, which ApiClient calls on every request (auth_settings) and which re-applies "
-    "the kubeconfig's host, verify_ssl, ssl_ca_cert, cert/key files and BearerToken, silently undoing the explicit "
-    "options; an explicit api_key also loses to the kubeconfig's BearerToken"))
 def test_explicit_options_still_override_the_kubeconfig_after_a_request(clean_k8s_env):
     path = write_kubeconfig(clean_k8s_env / "kubeconfig", kubeconfig_dict())
     configuration = build_configuration({"kubeconfig": path, "host": "https://override.example.com:6443", "validate_certs": True})
