@@ -324,16 +324,21 @@ class Writer(object):
 
     def _apply(self, create, read, replace, body):
         """Create ``body``, or replace the existing object with it. Returns (object, created)."""
-        name = body["metadata"]["name"]
         try:
             return as_dict(create, body=body), True
         except ApiException as exc:
             if exc.status != 409:
                 raise
+        return self._replace(read, replace, body), False
+
+    @staticmethod
+    def _replace(read, replace, body):
+        """Replace at the current resourceVersion, again if another writer got there first."""
+        name = body["metadata"]["name"]
         for _attempt in range(CONFLICT_RETRIES):
             body["metadata"]["resourceVersion"] = as_dict(read, name=name)["metadata"]["resourceVersion"]
             try:
-                return as_dict(replace, name=name, body=body), False
+                return as_dict(replace, name=name, body=body)
             except ApiException as exc:
                 if exc.status != 409:
                     raise
@@ -379,13 +384,10 @@ class Writer(object):
         node, created = self._apply(core.create_node, core.read_node, core.replace_node, copy.deepcopy(body))
         if created:
             return node
-        status_body = {"metadata": {"name": node["metadata"]["name"]}, "status": status}
-        return self._apply(_refuse_create, core.read_node_status, core.replace_node_status, status_body)[0]
-
-
-def _refuse_create(body):
-    """Stands for create where only a replace makes sense (the object exists)."""
-    raise ApiException(status=409, reason="exists")
+        # A node status update takes its metadata from the body (only the spec is kept): send the labels too.
+        status_body = {"metadata": {"name": node["metadata"]["name"], "labels": body["metadata"]["labels"],
+                                    "annotations": body["metadata"]["annotations"]}, "status": status}
+        return self._replace(core.read_node_status, core.replace_node_status, status_body)
 
 
 def _bind(call, scope):
