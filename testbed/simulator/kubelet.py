@@ -112,8 +112,9 @@ class Kubelet(object):
             return
         if metadata.get("deletionTimestamp"):
             try:
-                self.kube.core.delete_namespaced_pod(metadata["name"], metadata["namespace"], grace_period_seconds=0,
-                                                     body={"preconditions": {"uid": metadata["uid"]}}, _preload_content=False)
+                # With a body the API server ignores query parameters: the grace period goes in the body.
+                self.kube.core.delete_namespaced_pod(metadata["name"], metadata["namespace"], _preload_content=False,
+                                                     body={"gracePeriodSeconds": 0, "preconditions": {"uid": metadata["uid"]}})
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise

@@ -14,20 +14,22 @@ TIMEOUT = 30
 
 # waiting ---------------------------------------------------------------------------------------
 
-def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, **kwargs):
+def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, since=None, **kwargs):
     """The first object of ``list_call`` (then of its watch) that satisfies ``predicate``.
 
     Lists, checks every item, then watches from the list's resourceVersion, so no change is missed.
-    On timeout, fails with the last object seen.
+    With ``since`` (a resourceVersion), only changes after it count: a state that came and went
+    between that write and the list is still seen. On timeout, fails with the last object seen.
     """
-    listed = as_dict(list_call, *args, **kwargs)
     last = None
-    for item in listed["items"]:
-        last = item
-        if predicate(item):
-            return item
-    response = list_call(*args, watch=True, resource_version=listed["metadata"]["resourceVersion"],
-                         timeout_seconds=timeout, _preload_content=False, **kwargs)
+    if since is None:
+        listed = as_dict(list_call, *args, **kwargs)
+        for item in listed["items"]:
+            last = item
+            if predicate(item):
+                return item
+        since = listed["metadata"]["resourceVersion"]
+    response = list_call(*args, watch=True, resource_version=since, timeout_seconds=timeout, _preload_content=False, **kwargs)
     try:
         for line in iter_resp_lines(response):
             event = json.loads(line) if line else None
@@ -40,6 +42,22 @@ def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, **kwargs):
     pytest.fail("timed out after %ss waiting for %s; last seen: %s" % (timeout, what, json.dumps(_summary(last), indent=1)))
 
 
+def wait_for_deletion(list_call, what, *args, timeout=TIMEOUT, **kwargs):
+    """Wait (with a watch) until ``list_call`` lists nothing."""
+    listed = as_dict(list_call, *args, **kwargs)
+    if not listed["items"]:
+        return
+    response = list_call(*args, watch=True, resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=timeout,
+                         _preload_content=False, **kwargs)
+    try:
+        for line in iter_resp_lines(response):
+            if line and json.loads(line)["type"] == "DELETED":
+                return
+    finally:
+        response.release_conn()
+    pytest.fail("timed out after %ss waiting for the deletion of %s" % (timeout, what))
+
+
 def _summary(obj):
     if not obj:
         return obj
@@ -47,9 +65,9 @@ def _summary(obj):
             "status": {key: value for key, value in (obj.get("status") or {}).items() if key in ("capacity", "allocatable", "phase", "conditions")}}
 
 
-def wait_for_node(kube, name, predicate, timeout=TIMEOUT):
+def wait_for_node(kube, name, predicate, timeout=TIMEOUT, since=None):
     """Wait (with a watch) until node ``name`` satisfies ``predicate(node)``; returns the node."""
-    return wait_for(kube.core.list_node, predicate, "node " + name, timeout=timeout, field_selector="metadata.name=" + name)
+    return wait_for(kube.core.list_node, predicate, "node " + name, timeout=timeout, since=since, field_selector="metadata.name=" + name)
 
 
 def wait_for_node_event(kube, node, reason, timeout=TIMEOUT):
@@ -91,8 +109,11 @@ def patch_policy(kube, profile, spec):
 
 
 def label_node(kube, name, node_labels):
-    """``kubectl label node <name> --overwrite k=v`` for each item (None removes the label)."""
-    kube.core.patch_node(name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False)
+    """``kubectl label node <name> --overwrite k=v`` for each item (None removes the label).
+
+    Returns the node's resourceVersion after the change, to wait for what follows it.
+    """
+    return as_dict(kube.core.patch_node, name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH)["metadata"]["resourceVersion"]
 
 
 def annotate_node(kube, name, annotations):

@@ -1,0 +1,150 @@
+"""mig-manager rules (reference section 4), driven through the API as a user would."""
+
+import yaml
+
+from simulator_helpers import (
+    annotate_node,
+    gpu_labels,
+    gpu_pod,
+    label_node,
+    labels,
+    nvidia_resources,
+    patch_policy,
+    put_configmap,
+    read_node,
+    wait_for_node,
+    wait_for_node_event,
+    wait_for_pod,
+)
+
+A100 = "gpu-a100-0"   # 2 x NVIDIA-A100-PCIE-40GB
+H100 = "gpu-h100-0"   # 8 x NVIDIA-H100-80GB-HBM3
+T4 = "gpu-t4-0"       # 1 x Tesla-T4, no MIG
+PAUSED = ("device-plugin", "gpu-feature-discovery", "dcgm-exporter", "dcgm", "nvsm")
+
+
+def state_is(*states):
+    return lambda node: labels(node).get("nvidia.com/mig.config.state") in states
+
+
+def deploy_labels(node):
+    return {component: labels(node).get("nvidia.com/gpu.deploy." + component) for component in PAUSED}
+
+
+def change_mig(kube, node, config_name):
+    """Label the node and wait until mig-manager paused its operands, then until it finished."""
+    labelled = label_node(kube, node, {"nvidia.com/mig.config": config_name})
+    pending = wait_for_node(kube, node, state_is("pending"), since=labelled)
+    assert set(deploy_labels(pending).values()) == {"paused-for-mig-change"}
+    finished = wait_for_node(kube, node, state_is("success", "failed"))
+    assert set(deploy_labels(finished).values()) == {"true"}
+    return finished
+
+
+def test_single_strategy_advertises_mig_devices_as_gpus(kube):
+    node = change_mig(kube, H100, "all-1g.10gb")
+    assert labels(node)["nvidia.com/mig.config.state"] == "success"
+    assert gpu_labels(node, "gpu.product", "gpu.count", "gpu.memory", "mig.strategy") == {
+        "gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "gpu.count": "56", "gpu.memory": "10240", "mig.strategy": "single"}
+    assert nvidia_resources(node, "capacity") == nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "56"}
+
+
+def test_mixed_strategy_advertises_one_resource_per_profile(kube, profile):
+    patch_policy(kube, profile, {"mig": {"strategy": "mixed"}})
+    node = change_mig(kube, A100, "all-balanced")
+    assert nvidia_resources(node, "capacity") == {
+        "nvidia.com/gpu": "0", "nvidia.com/mig-1g.5gb": "4", "nvidia.com/mig-2g.10gb": "2", "nvidia.com/mig-3g.20gb": "2"}
+    assert gpu_labels(node, "mig-2g.10gb.count", "mig-2g.10gb.memory", "mig-2g.10gb.slices.gi", "mig-2g.10gb.slices.ci",
+                      "mig-2g.10gb.product", "gpu.product", "mig.strategy") == {
+        "mig-2g.10gb.count": "2", "mig-2g.10gb.memory": "10240", "mig-2g.10gb.slices.gi": "2", "mig-2g.10gb.slices.ci": "2",
+        "mig-2g.10gb.product": "NVIDIA-A100-PCIE-40GB-MIG-2g.10gb", "gpu.product": "NVIDIA-A100-PCIE-40GB", "mig.strategy": "mixed"}
+
+
+def test_mixed_layout_under_single_strategy_is_invalid(kube):
+    node = change_mig(kube, A100, "all-balanced")
+    assert gpu_labels(node, "gpu.product", "gpu.count") == {"gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-INVALID", "gpu.count": "0"}
+    assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "0"}
+
+
+def test_all_disabled_gives_the_full_gpus_back(kube):
+    change_mig(kube, A100, "all-3g.20gb")
+    node = change_mig(kube, A100, "all-disabled")
+    assert gpu_labels(node, "gpu.product", "gpu.count", "mig.config.state") == {
+        "gpu.product": "NVIDIA-A100-PCIE-40GB", "gpu.count": "2", "mig.config.state": "success"}
+    assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "2"}
+
+
+def assert_failed(kube, node_name, config_name, reason_text):
+    node = change_mig(kube, node_name, config_name)
+    assert labels(node)["nvidia.com/mig.config.state"] == "failed"
+    event = wait_for_node_event(kube, node_name, "MigConfigFailed")
+    assert reason_text in event["message"]
+    return node
+
+
+def test_gpu_without_mig_fails(kube):
+    node = assert_failed(kube, T4, "all-1g.5gb", "not MIG capable")
+    assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "1"}
+
+
+def test_unknown_config_name_fails(kube):
+    assert_failed(kube, A100, "all-everything", "all-everything")
+
+
+def test_profile_of_another_model_fails(kube):
+    node = assert_failed(kube, A100, "all-3g.40gb", "not valid for A100 40GB")
+    assert gpu_labels(node, "gpu.product")["gpu.product"] == "NVIDIA-A100-PCIE-40GB"
+
+
+def test_gpu_pod_still_running_makes_the_change_fail(kube, namespace):
+    kube.core.create_namespaced_pod(namespace, gpu_pod("trainer", A100), _preload_content=False)
+    wait_for_pod(kube, namespace, "trainer", lambda pod: pod["status"].get("phase") == "Running")
+
+    node = assert_failed(kube, A100, "all-1g.5gb", "In use by another client")
+    assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "2"}
+
+
+CUSTOM_CONFIG = "custom-mig-parted-config"
+
+
+def custom_mig_config(instances):
+    return yaml.safe_dump({"version": "v1", "mig-configs": {
+        "all-disabled": [{"devices": "all", "mig-enabled": False}],
+        "two-halves": [{"device-filter": ["0x20F110DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": instances}}],
+    }})
+
+
+def test_custom_mig_configmap_and_its_edits_need_a_new_label(kube, profile):
+    put_configmap(kube, profile.operator_namespace, CUSTOM_CONFIG, {"config.yaml": custom_mig_config(2)})
+    patch_policy(kube, profile, {"migManager": {"config": {"name": CUSTOM_CONFIG, "default": "all-disabled"}}})
+    node = change_mig(kube, A100, "two-halves")
+    assert gpu_labels(node, "gpu.product", "gpu.count") == {"gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-3g.20gb", "gpu.count": "4"}
+
+    # #891: an edit under an unchanged name is not reloaded; a node labelled afterwards reads it.
+    put_configmap(kube, profile.operator_namespace, CUSTOM_CONFIG, {"config.yaml": custom_mig_config(1)})
+    other = change_mig(kube, "gpu-a100-1", "two-halves")
+    assert gpu_labels(other, "gpu.count")["gpu.count"] == "2"
+    assert gpu_labels(read_node(kube, A100), "gpu.count")["gpu.count"] == "4"
+
+
+def test_fail_knob_fails_the_next_change_once(kube):
+    annotate_node(kube, A100, {"sim.gpushare.k8s/mig-fail": "simulated driver error"})
+    assert_failed(kube, A100, "all-1g.5gb", "simulated driver error")
+    assert "sim.gpushare.k8s/mig-fail" not in read_node(kube, A100)["metadata"]["annotations"]
+
+    node = change_mig(kube, A100, "all-2g.10gb")
+    assert labels(node)["nvidia.com/mig.config.state"] == "success"
+
+
+def test_stuck_knob_leaves_the_node_pending_and_paused(kube):
+    annotate_node(kube, A100, {"sim.gpushare.k8s/mig-stuck": "true"})
+    label_node(kube, A100, {"nvidia.com/mig.config": "all-1g.5gb"})
+    wait_for_node(kube, A100, state_is("pending"))
+    # Another node's change, started later, completes while the stuck one stays where it was.
+    change_mig(kube, "gpu-a100-1", "all-1g.5gb")
+    stuck = read_node(kube, A100)
+    assert labels(stuck)["nvidia.com/mig.config.state"] == "pending"
+    assert set(deploy_labels(stuck).values()) == {"paused-for-mig-change"}
+
+    annotate_node(kube, A100, {"sim.gpushare.k8s/mig-stuck": None})
+    wait_for_node(kube, A100, state_is("success"))
