@@ -10,8 +10,6 @@ import json
 import logging
 import time
 
-from kubernetes.client.exceptions import ApiException
-
 from testbed.simulator import gfd, mig, operands
 from testbed.simulator.kube import as_dict, get_or_none, merge_patch
 from testbed.simulator.names import (
@@ -265,7 +263,3 @@ def _dict_patch(current, wanted):
     patch = {key: value for key, value in wanted.items() if current.get(key) != value}
     patch.update({key: None for key in current if key not in wanted})
     return patch
-
-
-def is_conflict(exc):
-    return isinstance(exc, ApiException) and exc.status == 409
