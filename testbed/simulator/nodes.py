@@ -142,7 +142,8 @@ class NodeReconciler(object):
         return layout
 
     def _resolve_mig_config(self, label, hardware, policy, current_layout):
-        configmap_name = ((policy.get("spec") or {}).get("migManager") or {}).get("config", {}).get("name") or DEFAULT_MIG_CONFIGMAP
+        mig_manager = (policy.get("spec") or {}).get("migManager") or {}
+        configmap_name = (mig_manager.get("config") or {}).get("name") or DEFAULT_MIG_CONFIGMAP
         if configmap_name == DEFAULT_MIG_CONFIGMAP:
             return mig.shipped_layout(label, hardware)
         configmap = get_or_none(self.kube.core.read_namespaced_config_map, configmap_name, self.cluster.operator_namespace())
