@@ -1,0 +1,458 @@
+"""Plain helpers behind the integration fixtures, also imported by the benchmark scripts.
+
+- ``Cluster``: where the local test cluster keeps its state (``GPUSHARE_CLUSTER_DIR``, default
+  ``.cluster``) and which profile it runs; an admin ``ApiClient`` for it.
+- ``run_module``: run one module as a one-task playbook through ``ansible-playbook`` and return the
+  task's result, exactly as a playbook would register it.
+- ``AuditWindow``: the requests the API server audited while a block ran (``audit.log``).
+- ``wait_for_object``: LIST then WATCH until an object satisfies a predicate (never a fixed sleep).
+
+Nothing here fakes or intercepts the API: modules talk to the real kube-apiserver of the test cluster.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.dirname(sys.executable)
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
+COLLECTIONS_PATH = os.path.join(REPO, ".build")
+
+# Requests the test harness itself makes carry this User-Agent, so that audit counts can leave them
+# out: what remains is what the modules asked (the simulator and control plane are never audited).
+HARNESS_USER_AGENT = "gpushare-integration-harness"
+ADMIN_USER = "gpushare-admin"
+NOBODY_USER = "gpushare-nobody"
+# The identities tests and modules use (admin by certificate or token, and the user without rights).
+# The audit policy leaves out the simulator and the control plane's own users, but the
+# controller-manager's controllers run as kube-system service accounts, which are logged: only
+# these users count.
+USERS = frozenset((ADMIN_USER, NOBODY_USER))
+WRITE_VERBS = frozenset(("create", "update", "patch", "delete", "deletecollection"))
+PROFILES = ("openshift", "scaleway", "vks")
+
+
+class Cluster(object):
+    """The local cluster's state folder, as written by ``testbed/cluster.py up``."""
+
+    def __init__(self, directory=None):
+        self.dir = directory or os.environ.get("GPUSHARE_CLUSTER_DIR") or os.path.join(REPO, ".cluster")
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    @property
+    def kubeconfig(self):
+        return self.path("kubeconfig")
+
+    @property
+    def audit_log(self):
+        return self.path("audit.log")
+
+    @property
+    def ca_cert(self):
+        return self.path("pki", "ca.crt")
+
+    def token(self, who="admin"):
+        """The bearer token of ``admin`` (system:masters) or ``nobody`` (no RBAC rights)."""
+        with open(self.path("%s.token" % who)) as token_file:
+            return token_file.read().strip()
+
+    def running_profile(self):
+        try:
+            with open(self.path("profile")) as profile_file:
+                return profile_file.read().strip() or None
+        except OSError:
+            return None
+
+    def server(self):
+        with open(self.kubeconfig) as kubeconfig_file:
+            return json.load(kubeconfig_file)["clusters"][0]["cluster"]["server"]
+
+    def api_client(self):
+        """An admin ApiClient (client certificate) whose requests the audit counts leave out."""
+        configuration = client.Configuration()
+        config.load_kube_config(config_file=self.kubeconfig, client_configuration=configuration)
+        configuration.connection_pool_maxsize = 16
+        api = client.ApiClient(configuration)
+        api.user_agent = HARNESS_USER_AGENT
+        return api
+
+    def awx_env(self, who="admin"):
+        """The environment AWX's "OpenShift or Kubernetes API Bearer Token" credential injects,
+        with no kubeconfig at all (KUBECONFIG names a file that does not exist)."""
+        return {
+            "K8S_AUTH_HOST": self.server(),
+            "K8S_AUTH_API_KEY": self.token(who),
+            "K8S_AUTH_VERIFY_SSL": "True",
+            "K8S_AUTH_SSL_CA_CERT": self.ca_cert,
+            "KUBECONFIG": os.path.join(self.dir, "no-such-kubeconfig"),
+        }
+
+
+# --- running modules --------------------------------------------------------------------------
+
+PLAYBOOK = """\
+- name: Run one gpushare.k8s module
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{{{ ansible_playbook_python }}}}"
+  tasks:
+    - name: Module under test
+      {module}: {args}
+"""
+
+# A callback that saves the task's result (what ``register`` would hold) as JSON: cheaper than a
+# second task copying the registered variable to a file. Written to a temporary folder at run time.
+RESULT_CALLBACK = """\
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "gpushare_result"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def _save(self, result, failed):
+        data = dict(getattr(result, "result", None) or result._result)
+        data = dict((key, value) for key, value in data.items() if not key.startswith("_ansible"))
+        data["failed"] = bool(data.get("failed", failed))
+        data.setdefault("changed", False)
+        with open(os.environ["GPUSHARE_RESULT_FILE"], "w") as result_file:
+            json.dump(data, result_file, default=str)
+
+    def v2_runner_on_ok(self, result, **kwargs):
+        self._save(result, False)
+
+    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
+        self._save(result, True)
+
+    def v2_runner_on_unreachable(self, result, **kwargs):
+        self._save(result, True)
+"""
+
+
+class PlaybookError(Exception):
+    """ansible-playbook did not get as far as registering the module's result."""
+
+
+def module_env(cluster, env=None):
+    """The environment ansible-playbook runs with: the test cluster's admin kubeconfig, no inherited
+    ``K8S_AUTH_*``, then ``env`` on top (a None value removes a variable)."""
+    base = dict((key, value) for key, value in os.environ.items() if not key.startswith("K8S_AUTH_"))
+    base.update(
+        KUBECONFIG=cluster.kubeconfig,
+        ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH,
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_RETRY_FILES_ENABLED="false",
+        ANSIBLE_LOCALHOST_WARNING="false",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+    )
+    for key, value in (env or {}).items():
+        if value is None:
+            base.pop(key, None)
+        else:
+            base[key] = value
+    return base
+
+
+def run_module(cluster, name, args=None, check=False, diff=False, env=None, timeout=900):
+    """Run module ``name`` (short names get the ``gpushare.k8s.`` prefix) with ``args`` in a one-task
+    playbook; return the task's result as ``register`` would hold it (``failed``, ``msg``,
+    ``changed``...) plus ``_stdout`` (ansible-playbook's output, for failure messages) and
+    ``_seconds`` (its wall time)."""
+    fqcn = name if "." in name else "gpushare.k8s." + name
+    with tempfile.TemporaryDirectory(prefix="gpushare-run-") as work:
+        dest = os.path.join(work, "result.json")
+        playbook = os.path.join(work, "playbook.yml")
+        with open(playbook, "w") as playbook_file:
+            # JSON is YAML: arguments go in verbatim, without templating surprises.
+            playbook_file.write(PLAYBOOK.format(module=fqcn, args=json.dumps(args or {})))
+        with open(os.path.join(work, "gpushare_result.py"), "w") as callback_file:
+            callback_file.write(RESULT_CALLBACK)
+        command = [ANSIBLE_PLAYBOOK, "-i", "localhost,", playbook]
+        if check:
+            command.append("--check")
+        if diff:
+            command.append("--diff")
+        run_env = module_env(cluster, env)
+        run_env.update(ANSIBLE_CALLBACK_PLUGINS=work, ANSIBLE_CALLBACKS_ENABLED="gpushare_result", GPUSHARE_RESULT_FILE=dest)
+        started = time.monotonic()
+        completed = subprocess.run(command, env=run_env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        seconds = time.monotonic() - started
+        if not os.path.exists(dest):
+            raise PlaybookError("ansible-playbook exited %d without a result for %s:\n%s" % (completed.returncode, fqcn, completed.stdout))
+        with open(dest) as result_file:
+            result = json.load(result_file)
+    result["_stdout"] = completed.stdout
+    result["_seconds"] = seconds
+    return result
+
+
+# --- the audit log ----------------------------------------------------------------------------
+
+class AuditWindow(object):
+    """Audit events of the requests tests and modules (``USERS``) made between ``start()`` and
+    ``stop()``, the harness's own requests left out.
+
+    The window is bounded by two marker requests (a GET of a ConfigMap that does not exist, named
+    uniquely) that the harness makes and then waits to see in the log, so no event is missed or
+    counted twice however the API server buffers its writes. Only requests that completed are
+    logged (the policy omits the RequestReceived and ResponseStarted stages): a watch appears once
+    it ended, which for a module is at the latest when its process exits.
+    """
+
+    def __init__(self, cluster, api_client, marker_timeout=30):
+        self.cluster = cluster
+        self.core = client.CoreV1Api(api_client)
+        self.marker_timeout = marker_timeout
+        self.events = []
+        self._offset = 0
+        self._start = None
+
+    def _mark(self):
+        name = "gpushare-audit-mark-" + uuid.uuid4().hex
+        try:
+            self.core.read_namespaced_config_map(name, "default", _preload_content=False)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        return name
+
+    def _read_until(self, offset, marker):
+        """(events after ``offset`` up to and including the marker's, offset after it)."""
+        deadline = time.monotonic() + self.marker_timeout
+        events, partial = [], ""
+        with open(self.cluster.audit_log) as log:
+            log.seek(offset)
+            while True:
+                chunk = log.read()
+                if not chunk:
+                    if time.monotonic() > deadline:
+                        raise AssertionError("audit marker %s never reached %s" % (marker, self.cluster.audit_log))
+                    time.sleep(0.02)  # polling a file the API server appends to, bounded by the deadline
+                    continue
+                partial += chunk
+                lines = partial.split("\n")
+                partial = lines.pop()
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    events.append(event)
+                    if (event.get("objectRef") or {}).get("name") == marker:
+                        return events, log.tell() - len(partial.encode())
+
+    def start(self):
+        offset = os.path.getsize(self.cluster.audit_log) if os.path.exists(self.cluster.audit_log) else 0
+        marker = self._mark()
+        events, self._offset = self._read_until(offset, marker)
+        self._start = events[-1]["requestReceivedTimestamp"]
+        return self
+
+    def stop(self):
+        marker = self._mark()
+        events, _ = self._read_until(self._offset, marker)
+        end = events[-1]["requestReceivedTimestamp"]
+        self.events = [event for event in events
+                       if event["user"]["username"] in USERS and event.get("userAgent") != HARNESS_USER_AGENT
+                       and self._start <= event["requestReceivedTimestamp"] <= end]
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    # what was asked --------------------------------------------------------------------------
+
+    @property
+    def requests(self):
+        """Every request the modules made in the window (audit event dicts)."""
+        return list(self.events)
+
+    @property
+    def writes(self):
+        """Create, update, patch and delete requests, as ``"verb resource/name"`` strings."""
+        return [describe(event) for event in self.events if event["verb"] in WRITE_VERBS]
+
+    def count(self, verb=None, resource=None, user=None):
+        return sum(1 for event in self.events
+                   if (verb is None or event["verb"] == verb)
+                   and (resource is None or (event.get("objectRef") or {}).get("resource") == resource)
+                   and (user is None or event["user"]["username"] == user))
+
+    def summary(self):
+        """``{"verb resource": count}`` of the window, for reports."""
+        counts = {}
+        for event in self.events:
+            key = "%s %s" % (event["verb"], (event.get("objectRef") or {}).get("resource") or event.get("requestURI"))
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+def describe(event):
+    ref = event.get("objectRef") or {}
+    name = "/".join(part for part in (ref.get("namespace"), ref.get("name")) if part)
+    status = (event.get("responseStatus") or {}).get("code")
+    return "%s %s%s (%s, HTTP %s)" % (event["verb"], ref.get("resource"), "/" + name if name else "", event["user"]["username"], status)
+
+
+# --- waiting ----------------------------------------------------------------------------------
+
+def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
+    """The first object from ``list_call`` (a LIST, then a WATCH from its resourceVersion) for which
+    ``predicate(obj)`` holds, as a dict. Raises AssertionError naming the last object seen on timeout."""
+    deadline = time.monotonic() + timeout
+    listed = json.loads(list_call(*args, _preload_content=False, **kwargs).data)
+    last = None
+    for item in listed["items"]:
+        last = item
+        if predicate(item):
+            return item
+    resource_version = listed["metadata"]["resourceVersion"]
+    while time.monotonic() < deadline:
+        response = list_call(*args, watch=True, resource_version=resource_version, allow_watch_bookmarks=True,
+                             timeout_seconds=max(1, int(deadline - time.monotonic())), _preload_content=False, **kwargs)
+        try:
+            for line in iter_resp_lines(response):
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if event["type"] == "ERROR":
+                    raise AssertionError("watch for %s failed: %s" % (what, event["object"].get("message")))
+                resource_version = event["object"]["metadata"].get("resourceVersion", resource_version)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    last = event["object"]
+                    if predicate(last):
+                        return last
+        finally:
+            response.release_conn()
+    raise AssertionError("timed out after %ss waiting for %s; last seen: %s" % (timeout, what, json.dumps(_brief(last), indent=1, sort_keys=True)))
+
+
+def _brief(obj):
+    if not obj:
+        return obj
+    status = obj.get("status") or {}
+    return {"name": obj["metadata"].get("name"), "labels": obj["metadata"].get("labels"),
+            "status": dict((key, value) for key, value in status.items() if key in ("capacity", "allocatable", "phase"))}
+
+
+def wait_for_node(api_client, name, predicate, timeout=60):
+    """Watch node ``name`` until ``predicate(node dict)`` holds; returns the node."""
+    core = client.CoreV1Api(api_client)
+    return wait_for_object(core.list_node, predicate, "node " + name, timeout=timeout, field_selector="metadata.name=" + name)
+
+
+# --- reading and changing cluster objects as a user would (kubectl get/label/patch/apply) -----
+
+MERGE_PATCH = "application/merge-patch+json"
+POLICY = dict(group="nvidia.com", version="v1", plural="clusterpolicies")
+DEVICE_PLUGIN_DAEMONSET = "nvidia-device-plugin-daemonset"
+
+
+class KubeObjects(object):
+    """The objects of one seeded profile, read and written as plain dicts by the harness."""
+
+    def __init__(self, api_client, profile):
+        self.api_client = api_client
+        self.profile = profile
+        self.namespace = profile.operator_namespace
+        self.core = client.CoreV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
+
+    # the fleet, from the seeding (testbed/seed.py)
+    def gpu_nodes(self):
+        """GPU node names of the seeded fleet, pool by pool."""
+        from testbed import seed
+
+        return [name for name, pool in seed.fleet(self.profile) if pool.product]
+
+    def cpu_nodes(self):
+        from testbed import seed
+
+        return [name for name, pool in seed.fleet(self.profile) if not pool.product]
+
+    def first_of_each_pool(self):
+        from testbed import seed
+
+        seen, names = set(), []
+        for name, pool in seed.fleet(self.profile):
+            if pool.product and pool.name not in seen:
+                seen.add(pool.name)
+                names.append(name)
+        return names
+
+    def mig_capable_nodes(self):
+        return [name for name in self.gpu_nodes() if labels(self.node(name)).get("nvidia.com/mig.capable") == "true"]
+
+    # reading
+    def node(self, name):
+        return json.loads(self.core.read_node(name, _preload_content=False).data)
+
+    def config_map(self, name, namespace=None):
+        try:
+            return json.loads(self.core.read_namespaced_config_map(name, namespace or self.namespace, _preload_content=False).data)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def policy(self):
+        return self.custom.get_cluster_custom_object(POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name)
+
+    def device_plugin(self):
+        return json.loads(self.apps.read_namespaced_daemon_set(DEVICE_PLUGIN_DAEMONSET, self.namespace, _preload_content=False).data)
+
+    # writing
+    def patch_policy(self, spec):
+        """``kubectl patch clusterpolicy <name> --type merge -p '{"spec": ...}'``"""
+        self.custom.patch_cluster_custom_object(POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name,
+                                                {"spec": spec}, _content_type=MERGE_PATCH)
+
+    def label_node(self, name, node_labels):
+        """``kubectl label node --overwrite`` (None removes a label)."""
+        self.core.patch_node(name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False)
+
+    def annotate_node(self, name, annotations):
+        self.core.patch_node(name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False)
+
+    def put_config_map(self, name, data, namespace=None):
+        """``kubectl apply`` of a ConfigMap with ``data`` (other keys of an existing one are replaced)."""
+        namespace = namespace or self.namespace
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}
+        try:
+            self.core.create_namespaced_config_map(namespace, body, _preload_content=False)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            self.core.replace_namespaced_config_map(name, namespace, body, _preload_content=False)
+
+    def wait_for_node(self, name, predicate, timeout=60):
+        return wait_for_node(self.api_client, name, predicate, timeout)
+
+
+def labels(obj):
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def allocatable(node, resource="nvidia.com/gpu"):
+    return int((node.get("status") or {}).get("allocatable", {}).get(resource, "0"))
