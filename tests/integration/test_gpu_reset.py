@@ -12,6 +12,11 @@ pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
 OWNED_LABELS = ("nvidia.com/device-plugin.config", "nvidia.com/mig.config")
 
 
+def user_annotations(obj):
+    """Annotations but the simulator's own bookkeeping (the simulated operator's state, not config)."""
+    return dict((k, v) for k, v in ((obj.get("metadata") or {}).get("annotations") or {}).items() if not k.startswith("sim.gpushare.k8s/"))
+
+
 def snapshot(kube):
     """What restore must bring back byte for byte: the operator's ConfigMaps, the policy's spec,
     every node's labels and annotations that the collection may touch."""
@@ -22,7 +27,7 @@ def snapshot(kube):
         config_maps=dict((cm["metadata"]["name"], (cm.get("data"), cm["metadata"].get("annotations"))) for cm in config_maps),
         policy=kube.policy()["spec"],
         nodes=dict((node["metadata"]["name"], (dict((k, v) for k, v in labels(node).items() if k in OWNED_LABELS),
-                                               node["metadata"].get("annotations"))) for node in nodes),
+                                               user_annotations(node))) for node in nodes),
     )
 
 
@@ -42,7 +47,6 @@ def gpu_pod(api_client, node, name="trainer"):
 
 
 def test_restore_leaves_the_cluster_as_it_was(kube, run_module):
-    before = snapshot(kube)
     nodes = kube.gpu_nodes()
     kube.put_config_map("time-slicing-config", {"users-own-key": "version: v1\n"})
     before = snapshot(kube)
