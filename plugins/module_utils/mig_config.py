@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC, resolve_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import gpu_pods_by_node
@@ -33,6 +35,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import
 from ansible_collections.gpushare.k8s.plugins.module_utils.wait import Failed, wait_for_nodes, wait_for_pods_gone
 
 MIG_CONFIG_FAILED = "MigConfigFailed"
+# mig-manager may record its Event just after setting the state label.
+EVENT_GRACE_SECONDS = 5
+EVENT_POLL_SECONDS = 0.5
 # Kubernetes serves policy/v1 Evictions from 1.22 on; older servers (1.20, 1.21) only policy/v1beta1.
 EVICTION_API_VERSIONS = ("policy/v1", "policy/v1beta1")
 NOT_SERVED = (400, 404, 415)
@@ -73,12 +78,19 @@ def mig_summary(node):
     )
 
 
-def failure_reason(kube, node_name):
-    """The message of the node's latest MigConfigFailed Event, which is where the cluster says why."""
-    events = [event for event in kube.list_events(kind="Node", name=node_name) if event.get("reason") == MIG_CONFIG_FAILED]
-    if not events:
+def failure_reason(kube, node_name, config_name):
+    """The message of the node's latest MigConfigFailed Event about ``config_name``, which is where the
+    cluster says why. The Event may be recorded a moment after the state label: looked for a few seconds."""
+    deadline = time.monotonic() + EVENT_GRACE_SECONDS
+    while True:
+        events = [event for event in kube.list_events(kind="Node", name=node_name) if event.get("reason") == MIG_CONFIG_FAILED]
+        about = [event for event in events if config_name in (event.get("message") or "")]
+        if about or time.monotonic() >= deadline:
+            break
+        time.sleep(EVENT_POLL_SECONDS)
+    if not (about or events):
         return "mig-manager set nvidia.com/mig.config.state=failed (no %s event: see the nvidia-mig-manager pod's log)" % MIG_CONFIG_FAILED
-    latest = max(events, key=lambda event: event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp") or "")
+    latest = max(about or events, key=lambda event: event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp") or "")
     return latest.get("message") or latest.get("reason")
 
 
@@ -94,7 +106,7 @@ def wait_for_mig_configs(kube, configs, timeout, strategy=None, devices=None):
     def checker(expectation):
         def check(node):
             if expectation.failed(node):
-                return Failed(failure_reason(kube, node["metadata"]["name"]))
+                return Failed(failure_reason(kube, node["metadata"]["name"], expectation.config_name))
             return expectation.problem(node)
         return check
 
@@ -192,7 +204,7 @@ def run_mig_config(module):
 
 def run_mig_change(module, kube, platform, request, drain, force, wait, timeout):
     """Validate, check GPU pods, (drain,) write, wait; returns the module result."""
-    nodes, _ = kube.list_nodes()
+    nodes = kube.list_nodes()[0]
     active_name = mig_manager_config_map(platform.policy)
     active = kube.get_config_map(namespace=platform.namespace, name=active_name)
     target = None
@@ -218,7 +230,7 @@ def run_mig_change(module, kube, platform, request, drain, force, wait, timeout)
         config=request.target_config,
         config_map=plan.config_map,
         strategy=strategy,
-        skipped=plan.skipped,
+        skipped_nodes=plan.skipped,
         evicted=dict((name, _pod_names(node_pods)) for name, node_pods in blocking.items()) if drain else {},
         diff=dict(before=plan.before, after=plan.after),
         nodes=dict((name, dict(before=mig_summary(node_by_name[name]))) for name in plan.expectations),

@@ -41,7 +41,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     deploy_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.planning import _annotated as annotated
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record, record_patch
+from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import record_patch
 
 # The ConfigMap the operator ships and names by default in spec.migManager.config.name.
 DEFAULT_MIG_CONFIG_MAP = "default-mig-parted-config"

@@ -218,7 +218,7 @@ strategy:
   returned: always
   type: str
   sample: mixed
-skipped:
+skipped_nodes:
   description: Target nodes without MIG left alone by C(config=all-disabled).
   returned: always
   type: list
