@@ -253,3 +253,18 @@ def test_mixed_mig_devices_time_sliced_by_two(kube, run_module):
     node = kube.node("gpu-a100-0")
     assert allocatable(node, "nvidia.com/mig-1g.5gb") == 28
     assert labels(node)["nvidia.com/mig-1g.5gb.replicas"] == "2"
+
+
+# --- platforms without MIG ------------------------------------------------------------------------
+
+@pytest.mark.profiles("vks")
+def test_vks_refuses_mig_by_name(kube, run_module, audit_writes):
+    with audit_writes() as audit:
+        result = mig(run_module, ["vks-gpu-a10-0"], strategy="mixed", config="all-balanced")
+    assert result["failed"] and "VNG Cloud VKS does not offer MIG" in result["msg"], result["msg"]
+    assert admin_writes(audit) == []
+    # all-disabled is a no-op there: nothing has MIG to disable
+    with audit_writes() as audit:
+        result = mig(run_module, ["vks-gpu-a10-0", "vks-gpu-t4-0"], config="all-disabled")
+    assert not result.get("failed") and not result["changed"] and result["skipped_nodes"] == ["vks-gpu-a10-0", "vks-gpu-t4-0"]
+    assert admin_writes(audit) == []
