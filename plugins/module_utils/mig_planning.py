@@ -345,6 +345,12 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     records = {}
     if request.layout is not None:
         _plan_config_map(plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records)
+    if strategy == "mixed" and current_strategy != "mixed":
+        # The strategy is cluster-wide and the device plugin rejects MPS with migStrategy mixed.
+        mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
+        if mps_nodes:
+            errors.append("the mixed strategy applies to every node and MPS cannot run with it, but node(s) %s use MPS: "
+                          "remove MPS first (gpu_mps state=absent, or gpu_reset)" % ", ".join(mps_nodes))
     if errors:
         raise GpuShareError("Cannot apply MIG config %s: %s." % (request.target_config, "; ".join(errors)))
 

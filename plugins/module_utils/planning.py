@@ -26,6 +26,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     LABEL_MIG_CONFIG,
+    LABEL_MIG_CONFIG_STATE,
     LABEL_REPLICAS,
     LABEL_SHARING_STRATEGY,
     SHARING_NONE,
@@ -220,10 +221,14 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
     targets = list(request.node_names or [])
     if request.make_default:
         targets += [name for name, state in sorted(states.items()) if state.is_gpu_node and state.device_plugin_config is None and name not in targets]
+    content_changed = existing_config != request.config
+    if content_changed:
+        # The key's new content reaches every GPU node already on it, named in this run or not.
+        targets += [name for name, state in sorted(states.items())
+                    if name not in targets and state.is_gpu_node and _resolves_to(state, request.key, policy_default)]
     validate_targets(request, [states[name] for name in targets])
 
     text = dump_config(request.config)
-    content_changed = existing_config != request.config
     if config_map is None:
         plan.create_config_map = {request.key: text}
     elif content_changed:
@@ -442,6 +447,8 @@ def plan_restore(policy, config_maps, nodes):
             plan.after.setdefault("nodes", {})[name] = dict((label, after_labels.get(label)) for label in changed_labels)
             if before_labels.get(LABEL_MIG_CONFIG) != after_labels.get(LABEL_MIG_CONFIG) and after_labels.get(LABEL_MIG_CONFIG):
                 plan.mig_changes[name] = after_labels[LABEL_MIG_CONFIG]
+                # The previous change's success or failure must not pass for this one's result.
+                patch["metadata"]["labels"][LABEL_MIG_CONFIG_STATE] = None
         state = NodeGpuState.from_node(restored)
         if state.is_gpu_node:
             key = state.device_plugin_config or default

@@ -152,6 +152,13 @@ def test_strategy_patched_only_when_it_differs_and_recorded():
     assert result.after["cluster_policy"]["mig.strategy"] == "mixed"
 
 
+def test_mixed_strategy_refused_while_any_node_uses_mps():
+    nodes = fleet() + [t4("gpu-t4-1", extra={"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/mps.capable": "true"})]
+    with pytest.raises(GpuShareError, match="gpu-t4-1 use MPS"):
+        plan(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=nodes)
+    assert plan(MigRequest(["gpu-a100-0"], config="all-1g.5gb", strategy="single"), nodes=nodes).policy_patch is None
+
+
 def test_strategy_change_warns_about_other_mig_nodes():
     nodes = fleet() + [h100("gpu-h100-1", mig_config="all-1g.10gb", extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb",
                                                                            "nvidia.com/gpu.count": "56"})]
