@@ -80,6 +80,7 @@ def test_first_run_changes_and_second_run_changes_nothing(kube, run_module, audi
     targets = kube.first_of_each_pool()
     others = [name for name in kube.gpu_nodes() if name not in targets]
     args = dict(replicas=4, nodes=dict(names=targets))
+    policy_spec = kube.policy()["spec"]
 
     first = run_module(MODULE, args)
 
@@ -100,7 +101,8 @@ def test_first_run_changes_and_second_run_changes_nothing(kube, run_module, audi
         assert CONFIG_LABEL not in labels(kube.node(name))
     assert yaml.safe_load(kube.config_map(CONFIG_MAP)["data"][KEY]) == first["config"] == {
         "version": "v1", "sharing": {"timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
-    assert kube.policy()["spec"]["devicePlugin"]["config"] == {"name": CONFIG_MAP}
+    policy_spec["devicePlugin"]["config"] = {"name": CONFIG_MAP}
+    assert kube.policy()["spec"] == policy_spec, "only spec.devicePlugin.config changes"
 
     with audit_writes() as audit:
         second = run_module(MODULE, args)
@@ -348,6 +350,12 @@ def test_absent_for_some_nodes_keeps_the_profile_for_the_others(kube, run_module
     assert labels(kube.node(second))[CONFIG_LABEL] == KEY and shares(4)(kube.node(second))
     assert KEY in kube.config_map(CONFIG_MAP)["data"]
 
+    with audit_writes() as audit:
+        preview = run_module(MODULE, dict(state="absent"), check=True, diff=True)
+    assert_ok(preview)
+    assert preview["changed"] is True and audit.writes == []
+    assert preview["diff"]["after"]["config_map"] == {KEY: None} and preview["diff"]["after"]["nodes"] == {second: {CONFIG_LABEL: None}}
+
     everywhere = run_module(MODULE, dict(state="absent"))
     assert_ok(everywhere)
     assert shares(1)(kube.node(second)) and KEY not in (kube.config_map(CONFIG_MAP).get("data") or {})
@@ -380,6 +388,21 @@ def test_restart_only_when_a_node_already_on_the_key_needs_new_content(kube, run
     four = run_module(MODULE, dict(replicas=8, nodes=dict(names=[first, second])))
     assert_ok(four)
     assert four["changed"] is False and four["restarted"] is False and restarted_at(kube) == stamp
+
+
+def test_new_content_reaches_nodes_already_on_the_key_outside_the_target_list(kube, run_module):
+    """Pool A shares by 4 under a key; a later run gives the key 8 replicas for pool B. The
+    ConfigMap key is shared, so pool A must be restarted onto the new content too, not left
+    advertising 4 while its profile says 8."""
+    pool_a, pool_b = kube.first_of_each_pool()[:2] if len(kube.first_of_each_pool()) > 1 else kube.gpu_nodes()[:2]
+    assert_ok(run_module(MODULE, dict(replicas=4, nodes=dict(names=[pool_a]))))
+
+    result = run_module(MODULE, dict(replicas=8, nodes=dict(names=[pool_b])))
+
+    assert_ok(result)
+    assert result["restarted"] is True, "pool A uses the key whose content changed"
+    assert shares(8)(kube.node(pool_b))
+    kube.wait_for_node(pool_a, shares(8), timeout=30)
 
 
 def test_new_content_for_the_default_profile_restarts_the_plugin(kube, run_module):
