@@ -235,10 +235,10 @@ class AuditWindow(object):
         return name
 
     def _read_until(self, offset, marker):
-        """(events after ``offset`` up to and including the marker's, offset after it)."""
+        """(events from byte ``offset`` up to and including the marker's, byte offset after it)."""
         deadline = time.monotonic() + self.marker_timeout
-        events, partial = [], ""
-        with open(self.cluster.audit_log) as log:
+        events, partial = [], b""
+        with open(self.cluster.audit_log, "rb") as log:
             log.seek(offset)
             while True:
                 chunk = log.read()
@@ -247,16 +247,16 @@ class AuditWindow(object):
                         raise AssertionError("audit marker %s never reached %s" % (marker, self.cluster.audit_log))
                     time.sleep(0.02)  # polling a file the API server appends to, bounded by the deadline
                     continue
-                partial += chunk
-                lines = partial.split("\n")
+                lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()
                 for line in lines:
+                    offset += len(line) + 1  # the byte after this line
                     if not line.strip():
                         continue
                     event = json.loads(line)
                     events.append(event)
                     if (event.get("objectRef") or {}).get("name") == marker:
-                        return events, log.tell() - len(partial.encode())
+                        return events, offset
 
     def start(self):
         offset = os.path.getsize(self.cluster.audit_log) if os.path.exists(self.cluster.audit_log) else 0

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The simulator tests (tests/testbed) and the integration tests (tests/integration), once per
+# platform profile, each profile on a freshly started local cluster; `make test-cluster` runs this.
+#
+#   tests/run-cluster-tests.sh [pytest arguments...]
+#
+# GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The cluster lives where
+# testbed/cluster.py puts it (GPUSHARE_CLUSTER_DIR, default .cluster; GPUSHARE_ETCD_PORT and
+# GPUSHARE_APISERVER_PORT move it to other ports). The tests of a profile are told which one runs
+# through GPUSHARE_PROFILE, and both conftests find the cluster through KUBECONFIG and the state
+# folder. pytest's exit code 5 (no test collected for a profile) counts as success. The cluster is
+# stopped at the end, whatever happened. Logs and JUnit XML: tests/output/cluster/<profile>.*
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+PY=${PY:-$REPO/.venv/bin/python}
+PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
+CLUSTER_DIR=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster}
+OUT=$REPO/tests/output/cluster
+
+export PYTHONPATH="$REPO:$REPO/.build${PYTHONPATH:+:$PYTHONPATH}"
+export ANSIBLE_COLLECTIONS_PATH="$REPO/.build"
+# tests/testbed/conftest.py prefers KUBECONFIG to the state folder: make it name this cluster, never
+# whatever cluster the caller's shell points at (the tests reset the cluster they run against).
+export KUBECONFIG="$CLUSTER_DIR/kubeconfig"
+unset GPUSHARE_PROFILE
+mkdir -p "$OUT"
+
+cluster() { "$PY" "$REPO/testbed/cluster.py" "$@"; }
+trap 'cluster down >/dev/null 2>&1' EXIT
+trap 'exit 130' INT TERM
+
+declare -A STATUS SUMMARY SECONDS_TAKEN
+failed=0
+started_all=$(date +%s)
+
+for profile in $PROFILES; do
+    echo "=== $profile: starting a fresh cluster"
+    started=$(date +%s)
+    cluster down >/dev/null 2>&1
+    if ! cluster up --profile "$profile" >"$OUT/$profile-cluster.log" 2>&1; then
+        cat "$OUT/$profile-cluster.log"
+        STATUS[$profile]=FAILED
+        SUMMARY[$profile]="the cluster did not start (see $OUT/$profile-cluster.log)"
+        SECONDS_TAKEN[$profile]=$(($(date +%s) - started))
+        failed=1
+        continue
+    fi
+
+    echo "=== $profile: pytest tests/testbed tests/integration"
+    GPUSHARE_PROFILE=$profile "$PY" -u -m pytest tests/testbed tests/integration -p no:cacheprovider -q -rfEs \
+        --junitxml "$OUT/$profile.xml" "$@" 2>&1 | tee "$OUT/$profile.log"
+    rc=${PIPESTATUS[0]}
+    SECONDS_TAKEN[$profile]=$(($(date +%s) - started))
+    # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
+    SUMMARY[$profile]=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$profile.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
+    case $rc in
+        0) STATUS[$profile]=ok ;;
+        5) STATUS[$profile]="ok (no tests for this profile)" ;;
+        *) STATUS[$profile]="FAILED (pytest exit $rc)"; failed=1 ;;
+    esac
+done
+
+cluster down >/dev/null 2>&1
+
+echo
+echo "=== cluster tests, $(($(date +%s) - started_all))s in all"
+for profile in $PROFILES; do
+    printf '%-10s %-32s %5ss  %s\n' "$profile" "${STATUS[$profile]:-not run}" "${SECONDS_TAKEN[$profile]:-0}" "${SUMMARY[$profile]:-}"
+done
+exit $failed
