@@ -23,6 +23,11 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# `make` puts these on PYTHONPATH; a bare `pytest tests/integration` needs them too (testbed.seed,
+# and the collection under its ansible_collections name).
+for _path in (REPO, os.path.join(REPO, ".build")):
+    if _path not in sys.path:
+        sys.path.append(_path)
 VENV_BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
 COLLECTIONS_PATH = os.path.join(REPO, ".build")
