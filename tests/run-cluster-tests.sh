@@ -12,7 +12,7 @@
 # stopped at the end, whatever happened. Logs and JUnit XML: tests/output/cluster/<profile>.*
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
