@@ -49,8 +49,16 @@ def test_single_strategy_advertises_mig_devices_as_gpus(kube):
     assert nvidia_resources(node, "capacity") == nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "56"}
 
 
-def test_mixed_strategy_advertises_one_resource_per_profile(kube, profile):
+def use_mixed_strategy(kube, profile, node):
+    """Patch the policy, then wait until the node's plugin runs with it: the operator rolls the
+    strategy out to the device plugin asynchronously, so a MIG change finishing first would be
+    advertised under the old strategy (as on a real cluster)."""
     patch_policy(kube, profile, {"mig": {"strategy": "mixed"}})
+    wait_for_node(kube, node, lambda n: labels(n).get("nvidia.com/mig.strategy") == "mixed")
+
+
+def test_mixed_strategy_advertises_one_resource_per_profile(kube, profile):
+    use_mixed_strategy(kube, profile, A100)
     node = change_mig(kube, A100, "all-balanced")
     assert nvidia_resources(node, "capacity") == {
         "nvidia.com/gpu": "0", "nvidia.com/mig-1g.5gb": "4", "nvidia.com/mig-2g.10gb": "2", "nvidia.com/mig-3g.20gb": "2"}
