@@ -249,11 +249,16 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
     _label_nodes(plan, request.node_names or [], request.key, states, node_by_name)
 
     # The plugin re-reads its config only when the node label changes or its pods restart: nodes
-    # already on this key would never see new content without a restart.
-    already_using = [name for name in targets if _resolves_to(states[name], request.key, policy_default)]
-    needs_restart = content_changed and bool(already_using)
-    plan.restart = needs_restart if request.restart is None else request.restart
+    # already on this key never see new content without a restart, nor content staged earlier
+    # with restart_device_plugin=false (their labels show the old profile).
     expectation = NodeExpectation(request.config)
+    stale = [name for name in targets if _resolves_to(states[name], request.key, policy_default)
+             and (content_changed or expectation.problem(node_by_name[name]))]
+    plan.restart = bool(stale) if request.restart is None else request.restart
+    if stale and not plan.restart:
+        plan.warnings.append("restart_device_plugin=false: node(s) %s keep the configuration the device plugin read before, "
+                             "until it restarts (run again without restart_device_plugin=false)" % ", ".join(stale))
+        targets = [name for name in targets if name not in stale]
     plan.expectations = dict((name, expectation) for name in targets)
 
 

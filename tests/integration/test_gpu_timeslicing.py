@@ -406,15 +406,13 @@ def test_new_content_reaches_nodes_already_on_the_key_outside_the_target_list(ku
 
 
 @pytest.mark.profiles("openshift")  # planner behaviour, the same on every platform
-@pytest.mark.xfail(strict=True, reason="module bug: restart_device_plugin=false waits for nodes it chose not to restart, and a later "
-                                       "run does not restart them because the key's content no longer changes (see the report)")
 def test_content_staged_without_restart_is_applied_by_the_next_run(kube, run_module):
     target = kube.gpu_nodes()[0]
     assert_ok(run_module(MODULE, dict(replicas=2, nodes=dict(names=[target]))))
 
     staged = run_module(MODULE, dict(replicas=3, nodes=dict(names=[target]), restart_device_plugin=False, wait_timeout=8))
 
-    assert_ok(staged)  # fails today: "Timed out after 8s ... nvidia.com/gpu.replicas=2 (want 3)"
+    assert_ok(staged)
     assert staged["changed"] is True and staged["restarted"] is False
     assert shares(2)(kube.node(target)), "no restart: the plugin keeps the content it read"
     assert any(target in warning for warning in staged.get("warnings", [])), "say which nodes keep the old content"

@@ -167,7 +167,11 @@ def test_second_identical_plan_changes_nothing():
     request = present("t4", TS4, ["t4-a", "t4-b"])
     first = cluster.plan(request)
     assert first.changed
-    second = cluster.apply(first).plan(request)
+    cluster.apply(first)
+    for name in ("t4-a", "t4-b"):  # what the device plugin shows once it applied the profile
+        labels_of(cluster.nodes[name]).update(labels_of(t4_time_sliced(name, 4, config="t4")))
+        cluster.nodes[name]["status"] = t4_time_sliced(name, 4)["status"]
+    second = cluster.plan(request)
 
     assert second.changed is False
     assert (second.create_config_map, second.config_map_patch, second.policy_patch, second.node_patches, second.restart) == (None, None, None, {}, False)
@@ -216,22 +220,25 @@ def test_unrelated_annotations_survive_the_patches():
 # --- restart decision -------------------------------------------------------------------------
 
 @pytest.mark.parametrize(
-    "existing, node_label, policy_default, forced, expected",
+    "existing, node_label, policy_default, forced, shows_replicas, expected",
     [
-        pytest.param(TS2, "t4", None, None, True, id="content-changed-node-on-key"),
-        pytest.param(TS2, None, "t4", None, True, id="content-changed-node-on-key-by-default"),
-        pytest.param(None, None, None, None, False, id="new-key-newly-labelled"),
-        pytest.param(TS2, "other", None, None, False, id="content-changed-node-moves-to-key"),
-        pytest.param(TS4, "t4", None, None, False, id="content-unchanged"),
-        pytest.param(TS4, "t4", None, True, True, id="forced-true"),
-        pytest.param(TS2, "t4", None, False, False, id="forced-false"),
+        pytest.param(TS2, "t4", None, None, 2, True, id="content-changed-node-on-key"),
+        pytest.param(TS2, None, "t4", None, 2, True, id="content-changed-node-on-key-by-default"),
+        pytest.param(None, None, None, None, None, False, id="new-key-newly-labelled"),
+        pytest.param(TS2, "other", None, None, 8, False, id="content-changed-node-moves-to-key"),
+        pytest.param(TS4, "t4", None, None, 4, False, id="content-unchanged"),
+        # Content staged earlier with restart_device_plugin=false: the node still shows the old one.
+        pytest.param(TS4, "t4", None, None, 2, True, id="content-unchanged-node-stale"),
+        pytest.param(TS4, "t4", None, True, 4, True, id="forced-true"),
+        pytest.param(TS2, "t4", None, False, 2, False, id="forced-false"),
     ],
 )
-def test_restart_decision(existing, node_label, policy_default, forced, expected):
+def test_restart_decision(existing, node_label, policy_default, forced, shows_replicas, expected):
     data = {"other": dump_config(TS8)}
     if existing is not None:
         data["t4"] = dump_config(existing)
-    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP, default=policy_default), config_map(data), [t4_node("t4-a", config=node_label)])
+    shown = t4_time_sliced("t4-a", shows_replicas, config=node_label) if shows_replicas else t4_node("t4-a", config=node_label)
+    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP, default=policy_default), config_map(data), [shown])
     plan = cluster.plan(present("t4", TS4, ["t4-a"], restart=forced))
     assert plan.restart is expected
     if forced:
