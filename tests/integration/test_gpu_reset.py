@@ -105,3 +105,22 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes):
         restore = run_module("gpu_reset", {"restore": True}, check=True, diff=True)
     assert result["changed"] and restore["changed"]
     assert audit.writes == []
+
+
+@pytest.mark.profiles("openshift")
+def test_restore_after_mig_leaves_the_cluster_as_it_was(kube, run_module):
+    mig_node = kube.mig_capable_nodes()[0]
+    before = snapshot(kube)
+    assert run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [mig_node]}})["changed"]
+    shared = run_module("gpu_timeslicing", {"replicas": 2, "resources": ["nvidia.com/mig-1g.5gb"], "config_key": "mig-x2",
+                                            "nodes": {"names": [mig_node]}})
+    assert shared["changed"], shared["_stdout"]
+    assert allocatable(kube.node(mig_node), "nvidia.com/mig-1g.5gb") == 14 * 2
+
+    restored = run_module("gpu_reset", {"restore": True})
+    assert restored["changed"], restored["_stdout"]
+    assert snapshot(kube) == before
+    node = kube.node(mig_node)
+    assert labels(node)["nvidia.com/mig.config.state"] == "success"
+    assert labels(node)["nvidia.com/mig.strategy"] == "single"
+    assert allocatable(node) == int(labels(node)["nvidia.com/gpu.count"])
