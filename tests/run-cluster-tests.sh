@@ -52,9 +52,18 @@ for profile in $PROFILES; do
     GPUSHARE_PROFILE=$profile "$PY" -u -m pytest tests/testbed tests/integration -p no:cacheprovider -q -rfEs \
         --junitxml "$OUT/$profile.xml" "$@" 2>&1 | tee "$OUT/$profile.log"
     rc=${PIPESTATUS[0]}
-    SECONDS_TAKEN[$profile]=$(($(date +%s) - started))
     # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
     SUMMARY[$profile]=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$profile.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
+    if [ "$rc" = 0 ] || [ "$rc" = 5 ]; then
+        echo "=== $profile: molecule test -s timeslicing"
+        if ! (cd "$REPO/extensions" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
+                molecule test -s timeslicing >"$OUT/$profile-molecule.log" 2>&1); then
+            tail -n 40 "$OUT/$profile-molecule.log"
+            rc=1
+            SUMMARY[$profile]="molecule failed (see $OUT/$profile-molecule.log)"
+        fi
+    fi
+    SECONDS_TAKEN[$profile]=$(($(date +%s) - started))
     case $rc in
         0) STATUS[$profile]=ok ;;
         5) STATUS[$profile]="ok (no tests for this profile)" ;;
