@@ -66,16 +66,6 @@ options:
         applies to every GPU node without a C(nvidia.com/device-plugin.config) label.
     type: bool
     default: false
-  cluster_policy:
-    description:
-      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or
-        C(gpu-cluster-policy), or the only one in the cluster.
-    type: str
-  namespace:
-    description:
-      - Namespace of the GPU Operator's operands. Default is found from the ClusterPolicy and the
-        platforms' usual namespaces (C(gpu-operator), C(nvidia-gpu-operator), C(kube-system)).
-    type: str
   restart_device_plugin:
     description:
       - Restart the device-plugin DaemonSet (as C(kubectl rollout restart) does) after writing.

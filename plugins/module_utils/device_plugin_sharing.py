@@ -11,6 +11,7 @@ import datetime
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import METHOD_MPS, build_sharing_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, wait_arg_spec
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import LABEL_PRODUCT, NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.planning import SharingRequest, plan_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import (
@@ -44,11 +45,8 @@ PROFILE_ARG_SPEC = dict(
     config_key=dict(type="str", no_log=False),
     nodes=NODES_SPEC,
     make_default=dict(type="bool", default=False),
-    cluster_policy=dict(type="str"),
-    namespace=dict(type="str"),
     restart_device_plugin=dict(type="bool"),
-    wait=dict(type="bool", default=True),
-    wait_timeout=dict(type="int", default=300),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(300))
 )
 PROFILE_REQUIRED_IF = [("state", "present", ["replicas"])]
 

@@ -29,6 +29,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.mig_planning import (
     mig_strategy_of,
     plan_mig,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, wait_arg_spec
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import detect_platform
 from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record
@@ -52,10 +53,7 @@ MIG_ARG_SPEC = dict(
     config_map=dict(type="str", default=CUSTOM_MIG_CONFIG_MAP),
     nodes=dict(NODES_SPEC, required=True),
     drain=dict(type="bool", default=False),
-    cluster_policy=dict(type="str"),
-    namespace=dict(type="str"),
-    wait=dict(type="bool", default=True),
-    wait_timeout=dict(type="int", default=600),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600))
 )
 MIG_MODULE_KWARGS = dict(
     mutually_exclusive=[("config", "layout")],

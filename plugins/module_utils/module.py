@@ -21,6 +21,18 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.client import (
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 
 
+# Where the GPU Operator is (documented by the gpushare.k8s.operator fragment).
+OPERATOR_ARG_SPEC = dict(
+    cluster_policy=dict(type="str"),
+    namespace=dict(type="str"),
+)
+
+
+def wait_arg_spec(default_timeout):
+    """``wait`` and ``wait_timeout``; each module documents what it waits for."""
+    return dict(wait=dict(type="bool", default=True), wait_timeout=dict(type="int", default=default_timeout))
+
+
 def _version_tuple(version):
     parts = []
     for part in version.split("."):

@@ -25,6 +25,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
+  - gpushare.k8s.operator
 attributes:
   check_mode:
     support: full
@@ -33,16 +34,6 @@ attributes:
     support: none
     description: Changes nothing, so there is nothing to compare.
 options:
-  cluster_policy:
-    description:
-      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or
-        C(gpu-cluster-policy), or the only one there is.
-    type: str
-  namespace:
-    description:
-      - Namespace of the GPU Operator's operands (where the device-plugin ConfigMap lives).
-        Default is found as the other modules do.
-    type: str
   node_selector:
     description:
       - Only report nodes matching this label selector.
@@ -114,7 +105,7 @@ findings:
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import build_inventory
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, GpuShareModule
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import detect_platform, device_plugin_config_of
 
 
@@ -141,11 +132,7 @@ def read_inventory(module):
 
 
 def main():
-    module = GpuShareModule(dict(
-        cluster_policy=dict(type="str"),
-        namespace=dict(type="str"),
-        node_selector=dict(type="str"),
-    ))
+    module = GpuShareModule(dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str")))
     module.run(read_inventory)
 
 

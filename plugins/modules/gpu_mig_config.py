@@ -36,6 +36,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
+  - gpushare.k8s.operator
 attributes:
   check_mode:
     support: full
@@ -104,16 +105,6 @@ options:
       - Nodes that were already unschedulable are left so.
     type: bool
     default: false
-  cluster_policy:
-    description:
-      - Name of the GPU Operator's ClusterPolicy. Default is C(cluster-policy) or C(gpu-cluster-policy), or the
-        only one in the cluster.
-    type: str
-  namespace:
-    description:
-      - Namespace of the GPU Operator's operands. Default is found from the ClusterPolicy and the platforms'
-        usual namespaces.
-    type: str
   wait:
     description:
       - Wait until every node shows C(nvidia.com/mig.config.state=success) and advertises the MIG devices of

@@ -28,6 +28,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
+  - gpushare.k8s.operator
 attributes:
   check_mode:
     support: full
@@ -80,14 +81,6 @@ options:
         hold the GPU ("In use by another client"); use only when those pods can be lost.
     type: bool
     default: false
-  cluster_policy:
-    description:
-      - Name of the GPU Operator's ClusterPolicy. Default is found as in M(gpushare.k8s.gpu_timeslicing).
-    type: str
-  namespace:
-    description:
-      - Namespace of the GPU Operator's operands. Default is found as in M(gpushare.k8s.gpu_timeslicing).
-    type: str
   restart_device_plugin:
     description:
       - Restart the device-plugin DaemonSet. Default restarts when anything changed or a node is not
@@ -157,7 +150,7 @@ restored:
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, GpuShareModule, wait_arg_spec
 from ansible_collections.gpushare.k8s.plugins.module_utils.reset import run_reset
 
 
@@ -170,11 +163,8 @@ def main():
         restore=dict(type="bool", default=False),
         drain=dict(type="bool", default=False),
         force=dict(type="bool", default=False),
-        cluster_policy=dict(type="str"),
-        namespace=dict(type="str"),
         restart_device_plugin=dict(type="bool"),
-        wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=600),
+        **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600))
     ))
     module.run(run_reset)
 

@@ -25,6 +25,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.device_plugin_profile
+  - gpushare.k8s.operator
 attributes:
   check_mode:
     support: full
