@@ -37,8 +37,9 @@ SCHEDULER_PORT = APISERVER_PORT + 2
 SERVER = "https://127.0.0.1:%d" % APISERVER_PORT
 START_TIMEOUT = 120
 
-# Client identities. The simulator and the control plane are kept out of the audit log so that the
-# log counts exactly what users (tests, modules, benchmarks) ask of the API.
+# Client identities. The simulator and the control plane (its controllers act as service accounts
+# of kube-system) are kept out of the audit log, so that the log counts exactly what users (tests,
+# modules, benchmarks) ask of the API.
 ADMIN_USER = "gpushare-admin"
 SIMULATOR_USER = "gpushare-simulator"
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
@@ -53,6 +54,8 @@ omitStages: [RequestReceived, ResponseStarted]
 rules:
   - level: None
     users: [%s, %s, %s, system:apiserver]
+  - level: None
+    userGroups: ["system:serviceaccounts:kube-system"]
   - level: None
     nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*"]
   - level: Metadata

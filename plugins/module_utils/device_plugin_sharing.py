@@ -82,7 +82,8 @@ def node_summary(node):
 
 
 def restart_daemonset(kube, namespace, name):
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Microseconds: two restarts within one second must still differ, or the second restarts nothing.
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     kube.patch_daemon_set(namespace=namespace, name=name,
                           patch={"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: now}}}}})
 
@@ -103,9 +104,13 @@ def apply_plan(kube, platform, plan):
         restart_daemonset(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
 
 
-def wait_for_plan(kube, plan, timeout, what):
-    """Wait until every node the plan affects shows its expectation; returns the final node dicts."""
-    return wait_for_nodes(kube, dict((name, expectation.problem) for name, expectation in plan.expectations.items()), timeout, what)
+def wait_for_plan(kube, plan, timeout, what, listed=None):
+    """Wait until every node the plan affects shows its expectation; returns the final node dicts.
+
+    ``listed`` is the node LIST (items, resourceVersion) the plan was made from, to start the watch from.
+    """
+    return wait_for_nodes(kube, dict((name, expectation.problem) for name, expectation in plan.expectations.items()), timeout, what,
+                          listed=listed)
 
 
 def mps_client_limits(node, replicas):
@@ -145,7 +150,7 @@ def run_profile(module, method, default_key, resources=None):
         config = build_sharing_config(method, params["replicas"], resources=resources, rename_by_default=params["rename_by_default"],
                                       fail_requests_greater_than_one=params["fail_requests_greater_than_one"])
 
-    nodes = kube.list_nodes()[0]
+    nodes, nodes_version = kube.list_nodes()
     config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
     request = SharingRequest(params["state"], key, config_map_name, config=config, node_names=node_names,
                              make_default=params["make_default"], restart=params["restart_device_plugin"])
@@ -170,7 +175,8 @@ def run_profile(module, method, default_key, resources=None):
 
     apply_plan(kube, platform, plan)
     if params["wait"] and plan.expectations:
-        final = wait_for_plan(kube, plan, params["wait_timeout"], "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)))
+        final = wait_for_plan(kube, plan, params["wait_timeout"], "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
+                              listed=(nodes, nodes_version))
         for name, node in final.items():
             result["nodes"][name]["after"] = node_summary(node)
         if method == METHOD_MPS and config is not None:

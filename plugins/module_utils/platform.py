@@ -53,9 +53,12 @@ class GpuPlatform(object):
         self.device_plugin_daemonset = device_plugin_daemonset
 
 
-def detect_platform(kube, cluster_policy=None, namespace=None):
-    """Find the ClusterPolicy and the namespace of its operands (the user may name either)."""
-    policy = select_cluster_policy(kube.list_cluster_policies(), cluster_policy)
+def detect_platform(kube, cluster_policy=None, namespace=None, policies=None):
+    """Find the ClusterPolicy and the namespace of its operands (the user may name either).
+
+    ``policies`` are the ClusterPolicies when the caller listed them already.
+    """
+    policy = select_cluster_policy(kube.list_cluster_policies() if policies is None else policies, cluster_policy)
     if namespace:
         candidates = [namespace]
     else:

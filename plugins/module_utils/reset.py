@@ -59,7 +59,7 @@ def run_reset(module):
 
     config_map_name = device_plugin_config_of(platform.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     node_names = resolve_node_names(kube, params["nodes"])
-    nodes = kube.list_nodes()[0]
+    nodes, nodes_version = kube.list_nodes()
     config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
     plan = plan_reset(platform.namespace, config_map_name, platform.policy, config_map, nodes, node_names=node_names,
                       config_key=params["config_key"], remove_profiles=params["remove_profiles"], restart=params["restart_device_plugin"])
@@ -87,7 +87,8 @@ def run_reset(module):
                           wait=params["wait"], timeout=params["wait_timeout"])
     apply_plan(kube, platform, plan)
     if params["wait"] and plan.expectations:
-        final = wait_for_plan(kube, plan, params["wait_timeout"], "%d node(s) to be unshared" % len(plan.expectations))
+        final = wait_for_plan(kube, plan, params["wait_timeout"], "%d node(s) to be unshared" % len(plan.expectations),
+                              listed=(nodes, nodes_version))
         for name, node in final.items():
             result["nodes"][name]["after"] = node_summary(node)
     return result
@@ -96,7 +97,7 @@ def run_reset(module):
 def run_restore(module, kube, platform):
     """Put back what the collection's restore records hold, for the policy, its ConfigMaps and nodes."""
     params = module.params
-    nodes = kube.list_nodes()[0]
+    nodes, nodes_version = kube.list_nodes()
     config_maps = [config_map for config_map in kube.list_config_maps(namespace=platform.namespace)
                    if RESTORE_ANNOTATION in ((config_map["metadata"].get("annotations") or {}))]
     plan = plan_restore(platform.policy, config_maps, nodes)
@@ -126,5 +127,6 @@ def run_restore(module, kube, platform):
             from ansible_collections.gpushare.k8s.plugins.module_utils.mig_config import wait_for_mig_configs
 
             wait_for_mig_configs(kube, plan.mig_changes, params["wait_timeout"])
-        wait_for_plan(kube, plan, params["wait_timeout"], "%d node(s) to show their restored device-plugin profile" % len(plan.expectations))
+        wait_for_plan(kube, plan, params["wait_timeout"], "%d node(s) to show their restored device-plugin profile" % len(plan.expectations),
+                      listed=(nodes, nodes_version))
     return result

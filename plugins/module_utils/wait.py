@@ -14,9 +14,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 GONE = 410
 
 
-def wait_for_nodes(kube, expectations, timeout, what):
+def wait_for_nodes(kube, expectations, timeout, what, listed=None):
     """Wait until every node named in ``expectations`` satisfies its check (see wait_for_objects)."""
-    return wait_for_objects(kube.list_nodes, kube.watch_nodes, expectations, timeout, what, "node")
+    return wait_for_objects(kube.list_nodes, kube.watch_nodes, expectations, timeout, what, "node", listed=listed)
 
 
 def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
@@ -63,14 +63,16 @@ def _listing(problems):
     return "; ".join("%s: %s" % (name, problems[name]) for name in sorted(problems))
 
 
-def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name):
+def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name, listed=None):
     """Wait until every object named in ``expectations`` satisfies its check.
 
     ``expectations`` maps an object's ``key`` (its name by default) to a function ``object dict ->
     None, str or Failed``: None when the object is as wanted, a str saying what is still wrong, or
     ``Failed(reason)`` when it never will be. The objects are LISTed once (``list_objects() ->
     (items, resourceVersion)``), then followed by a watch from that LIST's resourceVersion
-    (``watch_objects(resourceVersion, seconds)``), re-listed only if the server expired it. With
+    (``watch_objects(resourceVersion, seconds)``), re-listed only if the server expired it;
+    ``listed`` is an ``(items, resourceVersion)`` LIST the caller already made, used instead of the
+    first LIST. With
     ``absent_ok`` an object that does not exist (or is deleted) is as wanted; otherwise that is an
     error. Returns the final objects by key; raises GpuShareError when some object failed, and on
     timeout listing each unmet object and what it shows.
@@ -93,8 +95,8 @@ def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, k
         for found in (latest, unmet, failed):
             found.pop(name, None)
 
-    def relist():
-        items, resource_version = list_objects()
+    def relist(items_and_version=None):
+        items, resource_version = items_and_version or list_objects()
         listed = set()
         for item in items:
             if key(item) in expectations:
@@ -105,7 +107,9 @@ def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, k
                 vanish(name)  # deleted while no watch ran
         return resource_version
 
-    resource_version = relist()
+    # A LIST the caller made before writing serves as well as a new one: the watch from its
+    # resourceVersion delivers every change made since, the caller's own writes included.
+    resource_version = relist(listed)
     missing = sorted(set(expectations) - set(latest))
     if missing and not absent_ok:
         raise GpuShareError("Cannot wait for %s: %s(s) %s do not exist." % (what, kind, ", ".join(missing)))

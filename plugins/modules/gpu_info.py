@@ -114,9 +114,10 @@ def read_inventory(module):
     params = module.params
     policy = namespace = config_map = None
     findings = []
-    if kube.list_cluster_policies() or params["cluster_policy"]:
+    policies = kube.list_cluster_policies()
+    if policies or params["cluster_policy"]:
         try:
-            platform = detect_platform(kube, params["cluster_policy"], params["namespace"])
+            platform = detect_platform(kube, params["cluster_policy"], params["namespace"], policies=policies)
             policy, namespace = platform.policy, platform.namespace
         except GpuShareError as exc:
             findings.append(dict(object="GPU Operator", message=exc.msg))

@@ -23,7 +23,8 @@ CLUSTER_DIR = os.environ.get("GPUSHARE_CLUSTER_DIR", os.path.join(REPO, ".cluste
 
 
 def _kubeconfig():
-    return os.environ.get("KUBECONFIG") or os.path.join(CLUSTER_DIR, "kubeconfig")
+    # Never $KUBECONFIG: these tests reset the cluster they run against, which must be the local one.
+    return os.path.join(CLUSTER_DIR, "kubeconfig")
 
 
 def _profile():
