@@ -488,11 +488,16 @@ def main(argv=None):
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="openshift")
     parser.add_argument("--nodes", type=int, help="seed this many GPU nodes instead of the profile's fleet (benchmarks)")
+    parser.add_argument("--reset", action="store_true", help="put an already seeded profile back to its freshly seeded state")
     args = parser.parse_args(argv)
     configuration = client.Configuration()
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
     configuration.connection_pool_maxsize = SEED_THREADS
     started = time.monotonic()
+    if args.reset:
+        reset(client.ApiClient(configuration), args.profile, args.nodes)
+        print("reset the %s profile in %.1fs" % (args.profile, time.monotonic() - started), file=sys.stderr)
+        return
     count = seed(client.ApiClient(configuration), args.profile, args.nodes)
     print("seeded the %s profile: %d nodes in %.1fs" % (args.profile, count, time.monotonic() - started), file=sys.stderr)
 

@@ -60,6 +60,8 @@ for profile in $PROFILES; do
     SUMMARY[$profile]=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$profile.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
     if [ "$rc" = 0 ] || [ "$rc" = 5 ]; then
         echo "=== $profile: molecule test -s timeslicing"
+        # From a freshly seeded fleet, not from what the last test left (a node held in MIG pending...).
+        "$PY" -m testbed.seed --kubeconfig "$CLUSTER_DIR/kubeconfig-simulator" --profile "$profile" --reset
         if ! (cd "$REPO/extensions" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                 molecule test -s timeslicing >"$OUT/$profile-molecule.log" 2>&1); then
             tail -n 40 "$OUT/$profile-molecule.log"
