@@ -19,46 +19,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     mig_label,
 )
 
-CPU_CAPACITY = {"cpu": "32", "memory": "263842112Ki", "pods": "110", "ephemeral-storage": "203056560Ki"}
-
-
-def node(name, labels, capacity=None, allocatable=None, taints=None, unschedulable=None):
-    """A Node as the API returns it (JSON-decoded)."""
-    base_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "gpu"}
-    base_labels.update(labels)
-    capacity = dict(CPU_CAPACITY, **(capacity or {}))
-    spec = {"podCIDR": "10.244.1.0/24"}
-    if taints is not None:
-        spec["taints"] = taints
-    if unschedulable is not None:
-        spec["unschedulable"] = unschedulable
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": base_labels, "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
-        "spec": spec,
-        "status": {"capacity": capacity, "allocatable": dict(capacity, **(allocatable or {})), "conditions": []},
-    }
-
-
-def gfd_labels(product, count, memory, replicas=1, strategy="none", **extra):
-    labels = {
-        "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.product": product,
-        "nvidia.com/gpu.count": str(count),
-        "nvidia.com/gpu.memory": str(memory),
-        "nvidia.com/gpu.replicas": str(replicas),
-        "nvidia.com/gpu.sharing-strategy": strategy,
-        "nvidia.com/gpu.family": "ampere",
-        "nvidia.com/cuda.driver-version.major": "570",
-        "nvidia.com/gfd.timestamp": "1767225600",
-        "nvidia.com/gpu.deploy.device-plugin": "true",
-        "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
-        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
-    }
-    labels.update(extra)
-    return labels
-
+from k8s_objects import gfd_labels, node
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
