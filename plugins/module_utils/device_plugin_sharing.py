@@ -88,18 +88,23 @@ def restart_daemonset(kube, namespace, name):
                           patch={"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: now}}}}})
 
 
-def apply_plan(kube, platform, plan):
-    """Write in the order that keeps a half-applied plan harmless and repairable by the next run:
-    the ConfigMap key first (unused until referenced), then the policy, then node labels, then the
-    restart that makes the plugin read it all."""
+def write_plan_objects(kube, platform, plan):
+    """Write a plan's ConfigMap, policy and node changes in the order that keeps a half-applied plan
+    harmless and repairable by the next run: the ConfigMap first (unused until referenced), then the
+    policy, then the node labels the operator's components act on."""
     if plan.create_config_map is not None:
-        kube.create_config_map(namespace=plan.namespace, name=plan.config_map, data=plan.create_config_map, annotations=created_record())
+        kube.create_config_map(namespace=platform.namespace, name=plan.config_map, data=plan.create_config_map, annotations=created_record())
     elif plan.config_map_patch:
-        kube.patch_config_map(namespace=plan.namespace, name=plan.config_map, patch=plan.config_map_patch)
+        kube.patch_config_map(namespace=platform.namespace, name=plan.config_map, patch=plan.config_map_patch)
     if plan.policy_patch:
         kube.patch_cluster_policy(name=platform.policy_name, patch=plan.policy_patch)
     for name in sorted(plan.node_patches):
         kube.patch_node(name=name, patch=plan.node_patches[name])
+
+
+def apply_plan(kube, platform, plan):
+    """Write the plan, then restart the device plugin if the plan says so, which makes it read it all."""
+    write_plan_objects(kube, platform, plan)
     if plan.restart:
         restart_daemonset(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
 

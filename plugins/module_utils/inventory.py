@@ -76,6 +76,21 @@ def gpu_pods_by_node(pods):
     return by_node
 
 
+def gpu_pods_on(pods, node_names):
+    """The active GPU pods bound to ``node_names``, by node (only nodes that have some)."""
+    by_node = gpu_pods_by_node(pods)
+    return dict((name, by_node[name]) for name in sorted(node_names) if name in by_node)
+
+
+def pod_names(pods):
+    return ["%s/%s" % (pod["namespace"], pod["name"]) for pod in pods]
+
+
+def describe_pods_by_node(pods_by_node):
+    """``node: ns/pod, ns/pod; node: ...`` for error messages."""
+    return "; ".join("%s: %s" % (node, ", ".join(pod_names(pods))) for node, pods in sorted(pods_by_node.items()))
+
+
 def describe_profiles(config_map):
     """The device-plugin profiles of a ConfigMap: key -> method, resources and replicas (or the parse error)."""
     profiles = {}

@@ -16,9 +16,9 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC, resolve_node_names
+from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC, resolve_node_names, write_plan_objects
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import gpu_pods_by_node
+from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import describe_pods_by_node, gpu_pods_on, pod_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.mig_planning import (
     CUSTOM_MIG_CONFIG_MAP,
     MIG_STRATEGIES,
@@ -32,7 +32,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.mig_planning import (
 from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, wait_arg_spec
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import detect_platform
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import created_record
 from ansible_collections.gpushare.k8s.plugins.module_utils.wait import Failed, wait_for_nodes, wait_for_pods_gone
 
 MIG_CONFIG_FAILED = "MigConfigFailed"
@@ -112,14 +111,6 @@ def wait_for_mig_configs(kube, configs, timeout, strategy=None, devices=None):
     return wait_for_nodes(kube, dict((name, checker(expectation)) for name, expectation in expectations.items()), timeout, what)
 
 
-def _pod_names(pods):
-    return ["%s/%s" % (pod["namespace"], pod["name"]) for pod in pods]
-
-
-def _listing(pods_by_node):
-    return "; ".join("%s: %s" % (node, ", ".join(_pod_names(pods))) for node, pods in sorted(pods_by_node.items()))
-
-
 def evict(kube, namespace, name):
     """Evict one pod through the Eviction API (policy/v1, else the policy/v1beta1 older servers serve)."""
     for version in EVICTION_API_VERSIONS:
@@ -154,33 +145,19 @@ def drain_nodes(kube, names, timeout):
     evicted = {}
     try:
         # Listed after cordoning, so no GPU pod scheduled in between is missed.
-        running = gpu_pods_by_node(kube.list_pods())
-        for name in sorted(names):
-            for pod in running.get(name, []):
+        for name, pods in sorted(gpu_pods_on(kube.list_pods(), names).items()):
+            for pod in pods:
                 evict(kube, pod["namespace"], pod["name"])
                 evicted.setdefault(name, []).append(pod)
         for name, pods in sorted(evicted.items()):
-            wait_for_pods_gone(kube, name, _pod_names(pods), timeout,
+            wait_for_pods_gone(kube, name, pod_names(pods), timeout,
                                "the evicted GPU pods of node %s to be gone" % name)
     except GpuShareError as exc:
         _set_unschedulable(kube, cordoned, False)
-        done = " Already evicted: %s." % _listing(evicted) if evicted else ""
+        done = " Already evicted: %s." % describe_pods_by_node(evicted) if evicted else ""
         raise GpuShareError("Draining for the MIG change failed, nothing was changed and node(s) %s are schedulable again: %s%s"
                             % (", ".join(sorted(names)), exc.msg, done), status=exc.status, reason=exc.reason)
     return cordoned, evicted
-
-
-def apply_mig_plan(kube, platform, plan):
-    """Write in the order that keeps a half-applied plan harmless: the ConfigMap (unused until named),
-    the policy, then the node labels mig-manager acts on."""
-    if plan.create_config_map is not None:
-        kube.create_config_map(namespace=platform.namespace, name=plan.config_map, data=plan.create_config_map, annotations=created_record())
-    elif plan.config_map_patch:
-        kube.patch_config_map(namespace=platform.namespace, name=plan.config_map, patch=plan.config_map_patch)
-    if plan.policy_patch:
-        kube.patch_cluster_policy(name=platform.policy_name, patch=plan.policy_patch)
-    for name in sorted(plan.node_patches):
-        kube.patch_node(name=name, patch=plan.node_patches[name])
 
 
 def change_mig_config(module, kube, platform, node_names, config_name, drain=False, force=False, wait=True, timeout=600):
@@ -213,11 +190,10 @@ def run_mig_change(module, kube, platform, request, drain, force, wait, timeout)
         module.ansible.warn(warning)
 
     changing = sorted(plan.node_patches)
-    pods = gpu_pods_by_node(kube.list_pods()) if changing else {}
-    blocking = dict((name, pods[name]) for name in changing if name in pods)
+    blocking = gpu_pods_on(kube.list_pods(), changing) if changing else {}
     if blocking and not (drain or force):
         raise GpuShareError("GPU pods run on node(s) to reconfigure, and mig-manager would fail the change under them (gpu-operator #1845): %s. "
-                            "Stop them, or set drain=true to cordon the nodes, evict them and uncordon after the change." % _listing(blocking))
+                            "Stop them, or set drain=true to cordon the nodes, evict them and uncordon after the change." % describe_pods_by_node(blocking))
 
     node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
     strategy = request.strategy or mig_strategy_of(platform.policy)
@@ -229,7 +205,7 @@ def run_mig_change(module, kube, platform, request, drain, force, wait, timeout)
         config_map=plan.config_map,
         strategy=strategy,
         skipped_nodes=plan.skipped,
-        evicted=dict((name, _pod_names(node_pods)) for name, node_pods in blocking.items()) if drain else {},
+        evicted=dict((name, pod_names(node_pods)) for name, node_pods in blocking.items()) if drain else {},
         diff=dict(before=plan.before, after=plan.after),
         nodes=dict((name, dict(before=mig_summary(node_by_name[name]))) for name in plan.expectations),
     )
@@ -239,9 +215,9 @@ def run_mig_change(module, kube, platform, request, drain, force, wait, timeout)
     cordoned = []
     if drain and changing:
         cordoned, evicted = drain_nodes(kube, changing, timeout)
-        result["evicted"] = dict((name, _pod_names(node_pods)) for name, node_pods in evicted.items())
+        result["evicted"] = dict((name, pod_names(node_pods)) for name, node_pods in evicted.items())
         result["cordoned"] = cordoned
-    apply_mig_plan(kube, platform, plan)
+    write_plan_objects(kube, platform, plan)
     if not wait:
         if cordoned:
             module.ansible.warn("Node(s) %s stay cordoned: without wait the module cannot tell when the MIG change is done; "

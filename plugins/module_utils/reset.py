@@ -15,7 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing
     wait_for_plan,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import gpu_pods_by_node
+from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import describe_pods_by_node, gpu_pods_on
 from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.planning import plan_reset, plan_restore
 from ansible_collections.gpushare.k8s.plugins.module_utils.platform import (
@@ -31,13 +31,10 @@ ALL_DISABLED = "all-disabled"
 
 def check_gpu_pods(pods, node_names, drain, force):
     """Refuse while GPU pods run on the nodes, unless the user chose to drain or to force."""
-    by_node = gpu_pods_by_node(pods)
-    running = dict((name, by_node[name]) for name in sorted(node_names) if name in by_node)
+    running = gpu_pods_on(pods, node_names)
     if running and not (drain or force):
-        listing = "; ".join("%s: %s" % (node, ", ".join("%s/%s" % (pod["namespace"], pod["name"]) for pod in node_pods))
-                            for node, node_pods in running.items())
         raise GpuShareError("GPU pods are running on the nodes to reset (%s). Stop them, or set drain=true to evict them "
-                            "(cordon, evict, uncordon after), or force=true to reset under them." % listing)
+                            "(cordon, evict, uncordon after), or force=true to reset under them." % describe_pods_by_node(running))
     return running
 
 
