@@ -34,8 +34,12 @@ COMPONENTS = cluster.COMPONENTS
 def run_cluster(*args):
     """Run testbed/cluster.py; returns (seconds, stderr). Raises on failure."""
     started = time.monotonic()
-    completed = subprocess.run([sys.executable, os.path.join(REPO, "testbed", "cluster.py")] + list(args),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    completed = subprocess.run(
+        [sys.executable, os.path.join(REPO, "testbed", "cluster.py")] + list(args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seconds = time.monotonic() - started
     if completed.returncode != 0:
         raise SystemExit("cluster.py %s failed:\n%s" % (" ".join(args), completed.stderr))
@@ -74,25 +78,39 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    results = {"profile": args.profile, "nodes": args.nodes, "cpus": os.cpu_count(), "load_average_before": os.getloadavg()}
+    results = {
+        "profile": args.profile,
+        "nodes": args.nodes,
+        "cpus": os.cpu_count(),
+        "load_average_before": os.getloadavg(),
+    }
 
     print("bench_cluster: stopping any running cluster", file=sys.stderr)
     run_cluster("down")
 
     seconds, log = run_cluster("up", "--profile", args.profile)
-    results["cold_start"] = {"seconds": round(seconds, 2), "control_plane_seconds": seconds_in(log, r"control plane ready in ([\d.]+)s"),
-                             "seed_seconds": seconds_in(log, r"nodes in ([\d.]+)s")}
+    results["cold_start"] = {
+        "seconds": round(seconds, 2),
+        "control_plane_seconds": seconds_in(log, r"control plane ready in ([\d.]+)s"),
+        "seed_seconds": seconds_in(log, r"nodes in ([\d.]+)s"),
+    }
     print("bench_cluster: cold start %.1fs" % seconds, file=sys.stderr)
     results["rss_mib_small_fleet"] = rss_mib()
 
     stop_keeping_state()
     seconds, log = run_cluster("up", "--profile", args.profile)
-    results["warm_start"] = {"seconds": round(seconds, 2), "control_plane_seconds": seconds_in(log, r"control plane ready in ([\d.]+)s")}
+    results["warm_start"] = {
+        "seconds": round(seconds, 2),
+        "control_plane_seconds": seconds_in(log, r"control plane ready in ([\d.]+)s"),
+    }
     print("bench_cluster: warm start %.1fs" % seconds, file=sys.stderr)
 
     seconds, log = run_cluster("up", "--profile", args.profile, "--nodes", str(args.nodes))
-    results["seed_large_fleet"] = {"seconds": round(seconds, 2), "seed_seconds": seconds_in(log, r"nodes in ([\d.]+)s"),
-                                   "nodes": int(seconds_in(log, r": (\d+) nodes in") or 0)}
+    results["seed_large_fleet"] = {
+        "seconds": round(seconds, 2),
+        "seed_seconds": seconds_in(log, r"nodes in ([\d.]+)s"),
+        "nodes": int(seconds_in(log, r": (\d+) nodes in") or 0),
+    }
     print("bench_cluster: seeded %d GPU nodes in %.1fs" % (args.nodes, seconds), file=sys.stderr)
     results["rss_mib_large_fleet"] = rss_mib()
 
@@ -105,17 +123,26 @@ def main(argv=None):
 
 
 def render(results):
-    lines = ["### Local cluster (%s profile, %d CPUs)" % (results["profile"], results["cpus"]), "",
-             "| measure | seconds |", "|---|---:|",
-             "| cold start (certificates, etcd, control plane, seed, simulator) | %.1f |" % results["cold_start"]["seconds"],
-             "| - of which control plane ready | %s |" % _num(results["cold_start"]["control_plane_seconds"]),
-             "| warm start (state kept, no seeding) | %.1f |" % results["warm_start"]["seconds"],
-             "| - of which control plane ready | %s |" % _num(results["warm_start"]["control_plane_seconds"]),
-             "| seed %d GPU nodes on the running cluster (`up --nodes %d`) | %.1f |"
-             % (results["nodes"], results["nodes"], results["seed_large_fleet"]["seconds"]),
-             "", "| process | RSS MiB, seeded fleet | RSS MiB, %d-node fleet |" % results["nodes"], "|---|---:|---:|"]
+    lines = [
+        "### Local cluster (%s profile, %d CPUs)" % (results["profile"], results["cpus"]),
+        "",
+        "| measure | seconds |",
+        "|---|---:|",
+        "| cold start (certificates, etcd, control plane, seed, simulator) | %.1f |" % results["cold_start"]["seconds"],
+        "| - of which control plane ready | %s |" % _num(results["cold_start"]["control_plane_seconds"]),
+        "| warm start (state kept, no seeding) | %.1f |" % results["warm_start"]["seconds"],
+        "| - of which control plane ready | %s |" % _num(results["warm_start"]["control_plane_seconds"]),
+        "| seed %d GPU nodes on the running cluster (`up --nodes %d`) | %.1f |"
+        % (results["nodes"], results["nodes"], results["seed_large_fleet"]["seconds"]),
+        "",
+        "| process | RSS MiB, seeded fleet | RSS MiB, %d-node fleet |" % results["nodes"],
+        "|---|---:|---:|",
+    ]
     for name in COMPONENTS:
-        lines.append("| %s | %s | %s |" % (name, _num(results["rss_mib_small_fleet"].get(name)), _num(results["rss_mib_large_fleet"].get(name))))
+        lines.append(
+            "| %s | %s | %s |"
+            % (name, _num(results["rss_mib_small_fleet"].get(name)), _num(results["rss_mib_large_fleet"].get(name)))
+        )
     small = sum(v for v in results["rss_mib_small_fleet"].values() if v)
     large = sum(v for v in results["rss_mib_large_fleet"].values() if v)
     lines.append("| **total** | %.0f | %.0f |" % (small, large))

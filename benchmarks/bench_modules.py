@@ -51,9 +51,18 @@ def measure(cluster, api_client, label, module, args):
     if module.endswith("gpu_timeslicing"):
         step["nodes"] = len(result.get("nodes") or {})
         step["restarted"] = result.get("restarted")
-    print("bench_modules: %s: %.1fs, %d requests (%d writes)%s" % (label, step["seconds"], step["requests"], step["writes"],
-                                                                    ", FAILED: %s" % step.get("msg") if step["failed"] else ""),
-          file=sys.stderr, flush=True)
+    print(
+        "bench_modules: %s: %.1fs, %d requests (%d writes)%s"
+        % (
+            label,
+            step["seconds"],
+            step["requests"],
+            step["writes"],
+            ", FAILED: %s" % step.get("msg") if step["failed"] else "",
+        ),
+        file=sys.stderr,
+        flush=True,
+    )
     return step
 
 
@@ -71,11 +80,18 @@ def main(argv=None):
     steps = [
         measure(cluster, api_client, "ansible-playbook overhead (ping)", "ansible.builtin.ping", {}),
         measure(cluster, api_client, "gpu_info, unshared fleet", "gpu_info", {}),
-        measure(cluster, api_client, "time-slicing rollout to every GPU node, with the wait", "gpu_timeslicing", rollout),
+        measure(
+            cluster, api_client, "time-slicing rollout to every GPU node, with the wait", "gpu_timeslicing", rollout
+        ),
         measure(cluster, api_client, "time-slicing again (no-op second run)", "gpu_timeslicing", rollout),
         measure(cluster, api_client, "gpu_info, shared fleet", "gpu_info", {}),
     ]
-    results = {"profile": cluster.running_profile(), "cpus": os.cpu_count(), "load_average_before": os.getloadavg(), "steps": steps}
+    results = {
+        "profile": cluster.running_profile(),
+        "cpus": os.cpu_count(),
+        "load_average_before": os.getloadavg(),
+        "steps": steps,
+    }
     with open(os.path.join(args.out, "modules.json"), "w") as out:
         json.dump(results, out, indent=2, sort_keys=True)
     markdown = render(results)
@@ -87,14 +103,29 @@ def main(argv=None):
 
 def render(results):
     gpu_nodes = next((step.get("gpu_nodes") for step in results["steps"] if step.get("gpu_nodes")), 0)
-    lines = ["### Modules on a %d-GPU-node fleet (%s profile)" % (gpu_nodes, results["profile"]), "",
-             "Wall time of `ansible-playbook` running the one task (ping: ansible's own share). "
-             "Requests: every API request the module made, from the audit log.", "",
-             "| step | seconds | changed | requests | writes | requests by verb |", "|---|---:|:-:|---:|---:|---|"]
+    lines = [
+        "### Modules on a %d-GPU-node fleet (%s profile)" % (gpu_nodes, results["profile"]),
+        "",
+        "Wall time of `ansible-playbook` running the one task (ping: ansible's own share). "
+        "Requests: every API request the module made, from the audit log.",
+        "",
+        "| step | seconds | changed | requests | writes | requests by verb |",
+        "|---|---:|:-:|---:|---:|---|",
+    ]
     for step in results["steps"]:
         verbs = ", ".join("%s %d" % item for item in step["requests_by_verb"].items()) or "-"
-        lines.append("| %s%s | %.1f | %s | %d | %d | %s |" % (step["step"], " **(failed)**" if step["failed"] else "", step["seconds"],
-                                                             "yes" if step["changed"] else "no", step["requests"], step["writes"], verbs))
+        lines.append(
+            "| %s%s | %.1f | %s | %d | %d | %s |"
+            % (
+                step["step"],
+                " **(failed)**" if step["failed"] else "",
+                step["seconds"],
+                "yes" if step["changed"] else "no",
+                step["requests"],
+                step["writes"],
+                verbs,
+            )
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -40,10 +40,19 @@ def inventory_line(node):
     mig = "-"
     if node.get("mig_capable"):
         mig = "%s/%s" % (node.get("mig_strategy") or "-", node.get("mig_config_state") or "-")
-    allocatable = ",".join("%s=%s" % (name[len("nvidia.com/"):], value) for name, value in sorted((node.get("allocatable") or {}).items()))
+    allocatable = ",".join(
+        "%s=%s" % (name[len("nvidia.com/") :], value) for name, value in sorted((node.get("allocatable") or {}).items())
+    )
     return "%-16s %-32s %5s %8s %-13s %-15s %-18s %s" % (
-        node.get("name"), node.get("product"), node.get("count"), node.get("replicas"), node.get("sharing_strategy"),
-        mig, node.get("device_plugin_config") or "-", allocatable or "-")
+        node.get("name"),
+        node.get("product"),
+        node.get("count"),
+        node.get("replicas"),
+        node.get("sharing_strategy"),
+        mig,
+        node.get("device_plugin_config") or "-",
+        allocatable or "-",
+    )
 
 
 class FilterModule(object):

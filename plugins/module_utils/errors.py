@@ -11,6 +11,12 @@ import functools
 import inspect
 import json
 
+# The HTTP statuses the collection acts on.
+NOT_FOUND = 404
+CONFLICT = 409
+GONE = 410
+TOO_MANY_REQUESTS = 429
+
 
 class GpuShareError(Exception):
     """A failure a module reports to the user.
@@ -70,7 +76,8 @@ def api_errors(what):
                 return func(*args, **kwargs)
             except ApiException as exc:
                 raise GpuShareError(
-                    "Failed to %s: %s (HTTP %s)" % (describe(args, kwargs), _api_message(exc.body) or exc.reason, exc.status),
+                    "Failed to %s: %s (HTTP %s)"
+                    % (describe(args, kwargs), _api_message(exc.body) or exc.reason, exc.status),
                     status=exc.status,
                     reason=exc.reason,
                 )

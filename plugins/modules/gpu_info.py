@@ -103,38 +103,13 @@ findings:
   sample: [{"object": "Node/gpu-a100-0", "message": "MIG change to all-1g.5gb is pending; ..."}]
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import build_inventory
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, GpuShareModule
-from ansible_collections.gpushare.k8s.plugins.module_utils.platform import detect_platform, device_plugin_config_of
-
-
-def read_inventory(module):
-    kube = module.kube
-    params = module.params
-    policy = namespace = config_map = None
-    findings = []
-    policies = kube.list_cluster_policies()
-    if policies or params["cluster_policy"]:
-        try:
-            platform = detect_platform(kube, params["cluster_policy"], params["namespace"], policies=policies)
-            policy, namespace = platform.policy, platform.namespace
-        except GpuShareError as exc:
-            findings.append(dict(object="GPU Operator", message=exc.msg))
-    if policy:
-        config_map_name = device_plugin_config_of(policy)[0]
-        if config_map_name:
-            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
-    inventory = build_inventory(policy, config_map, nodes, kube.list_pods())
-    inventory["findings"] = findings + inventory["findings"]
-    inventory.update(changed=False, namespace=namespace)
-    return inventory
+from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import INFO_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.info import run_gpu_info
 
 
 def main():
-    module = GpuShareModule(dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str")))
-    module.run(read_inventory)
+    GpuShareModule(INFO_ARG_SPEC).run(run_gpu_info)
 
 
 if __name__ == "__main__":

@@ -238,13 +238,13 @@ nodes:
               "mig_devices": {"1g.5gb": 14}, "allocatable": {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 14}, "unschedulable": false}
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.mig_config import MIG_ARG_SPEC, MIG_MODULE_KWARGS, run_mig_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import MIG_ARG_SPEC, MIG_MODULE_KWARGS
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig import run_gpu_mig_config
 
 
 def main():
-    module = GpuShareModule(MIG_ARG_SPEC, **MIG_MODULE_KWARGS)
-    module.run(run_mig_config)
+    GpuShareModule(MIG_ARG_SPEC, **MIG_MODULE_KWARGS).run(run_gpu_mig_config)
 
 
 if __name__ == "__main__":

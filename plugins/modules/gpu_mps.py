@@ -105,14 +105,13 @@ nodes:
       mps_limits: {"active_thread_percentage": 10, "pinned_device_memory_limit_mib": 4096}
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import METHOD_MPS
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import PROFILE_ARG_SPEC, PROFILE_REQUIRED_IF, run_profile
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import MPS_ARG_SPEC, PROFILE_REQUIRED_IF
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_mps
 
 
 def main():
-    module = GpuShareModule(dict(PROFILE_ARG_SPEC), required_if=PROFILE_REQUIRED_IF)
-    module.run(lambda m: run_profile(m, METHOD_MPS, default_key="mps"))
+    GpuShareModule(MPS_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_mps)
 
 
 if __name__ == "__main__":

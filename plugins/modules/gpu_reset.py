@@ -149,24 +149,13 @@ restored:
   sample: {"cluster_policy": true, "config_maps": ["time-slicing-config"], "nodes": ["gpu-t4-0"]}
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import NODES_SPEC
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import OPERATOR_ARG_SPEC, GpuShareModule, wait_arg_spec
-from ansible_collections.gpushare.k8s.plugins.module_utils.reset import run_reset
+from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import RESET_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.reset import run_reset
 
 
 def main():
-    module = GpuShareModule(dict(
-        nodes=NODES_SPEC,
-        config_key=dict(type="str", no_log=False),
-        remove_profiles=dict(type="bool", default=False),
-        mig=dict(type="bool", default=True),
-        restore=dict(type="bool", default=False),
-        drain=dict(type="bool", default=False),
-        force=dict(type="bool", default=False),
-        restart_device_plugin=dict(type="bool"),
-        **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600))
-    ))
-    module.run(run_reset)
+    GpuShareModule(RESET_ARG_SPEC).run(run_reset)
 
 
 if __name__ == "__main__":

@@ -116,16 +116,13 @@ nodes:
       after: {"product": "Tesla-T4-SHARED", "count": 1, "replicas": 4, "sharing_strategy": "time-slicing", "allocatable": {"nvidia.com/gpu": 4}}
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import METHOD_TIME_SLICING
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_sharing import PROFILE_ARG_SPEC, PROFILE_REQUIRED_IF, run_profile
-from ansible_collections.gpushare.k8s.plugins.module_utils.module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import PROFILE_REQUIRED_IF, TIMESLICING_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_timeslicing
 
 
 def main():
-    argument_spec = dict(PROFILE_ARG_SPEC)
-    argument_spec.update(resources=dict(type="list", elements="str", default=["nvidia.com/gpu"]))
-    module = GpuShareModule(argument_spec, required_if=PROFILE_REQUIRED_IF)
-    module.run(lambda m: run_profile(m, METHOD_TIME_SLICING, default_key="time-slicing", resources=m.params["resources"]))
+    GpuShareModule(TIMESLICING_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_timeslicing)
 
 
 if __name__ == "__main__":

@@ -28,11 +28,11 @@ import ssl
 import urllib.error
 
 import pytest
+from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
+from integration_helpers import run_module as _run_module
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
-from integration_helpers import run_module as _run_module
 from testbed import seed
 
 PROFILE_ENV = "GPUSHARE_PROFILE"
@@ -40,7 +40,9 @@ _CLUSTER = Cluster()
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "profiles(*names): the cluster profiles (%s) a test runs on" % ", ".join(PROFILES))
+    config.addinivalue_line(
+        "markers", "profiles(*names): the cluster profiles (%s) a test runs on" % ", ".join(PROFILES)
+    )
 
 
 def selected_profile():
@@ -77,7 +79,9 @@ def cluster():
 
 @pytest.fixture(scope="session")
 def api_client(cluster):
-    hint = "the local cluster is not up: run '.venv/bin/python testbed/cluster.py up --profile %s'" % (os.environ.get(PROFILE_ENV) or "openshift")
+    hint = "the local cluster is not up: run '.venv/bin/python testbed/cluster.py up --profile %s'" % (
+        os.environ.get(PROFILE_ENV) or "openshift"
+    )
     if not os.path.exists(cluster.kubeconfig):
         pytest.skip("%s (no %s)" % (hint, cluster.kubeconfig))
     api = cluster.api_client()
@@ -94,7 +98,10 @@ def profile(api_client, cluster):
     name = selected_profile()
     running = cluster.running_profile()
     if running != name:
-        pytest.fail("%s=%s but the cluster in %s runs the %s profile: bring it up with that profile" % (PROFILE_ENV, name, cluster.dir, running))
+        pytest.fail(
+            "%s=%s but the cluster in %s runs the %s profile: bring it up with that profile"
+            % (PROFILE_ENV, name, cluster.dir, running)
+        )
     return seed.PROFILES[name]
 
 

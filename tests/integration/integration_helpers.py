@@ -196,12 +196,19 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
         if diff:
             command.append("--diff")
         run_env = module_env(cluster, env)
-        run_env.update(ANSIBLE_CALLBACK_PLUGINS=work, ANSIBLE_CALLBACKS_ENABLED="gpushare_result", GPUSHARE_RESULT_FILE=dest)
+        run_env.update(
+            ANSIBLE_CALLBACK_PLUGINS=work, ANSIBLE_CALLBACKS_ENABLED="gpushare_result", GPUSHARE_RESULT_FILE=dest
+        )
         started = time.monotonic()
-        completed = subprocess.run(command, env=run_env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        completed = subprocess.run(
+            command, env=run_env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout
+        )
         seconds = time.monotonic() - started
         if not os.path.exists(dest):
-            raise PlaybookError("ansible-playbook exited %d without a result for %s:\n%s" % (completed.returncode, fqcn, completed.stdout))
+            raise PlaybookError(
+                "ansible-playbook exited %d without a result for %s:\n%s"
+                % (completed.returncode, fqcn, completed.stdout)
+            )
         with open(dest) as result_file:
             result = json.load(result_file)
     result["_stdout"] = completed.stdout
@@ -210,6 +217,7 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
 
 
 # --- the audit log ----------------------------------------------------------------------------
+
 
 class AuditWindow(object):
     """Audit events of the requests tests and modules (``USERS``) made between ``start()`` and
@@ -274,9 +282,13 @@ class AuditWindow(object):
         marker = self._mark()
         events, _ = self._read_until(self._offset, marker)
         end = events[-1]["requestReceivedTimestamp"]
-        self.events = [event for event in events
-                       if event["user"]["username"] in USERS and event.get("userAgent") != HARNESS_USER_AGENT
-                       and self._start <= event["requestReceivedTimestamp"] <= end]
+        self.events = [
+            event
+            for event in events
+            if event["user"]["username"] in USERS
+            and event.get("userAgent") != HARNESS_USER_AGENT
+            and self._start <= event["requestReceivedTimestamp"] <= end
+        ]
         return self
 
     def __enter__(self):
@@ -298,10 +310,13 @@ class AuditWindow(object):
         return [describe(event) for event in self.events if event["verb"] in WRITE_VERBS]
 
     def count(self, verb=None, resource=None, user=None):
-        return sum(1 for event in self.events
-                   if (verb is None or event["verb"] == verb)
-                   and (resource is None or (event.get("objectRef") or {}).get("resource") == resource)
-                   and (user is None or event["user"]["username"] == user))
+        return sum(
+            1
+            for event in self.events
+            if (verb is None or event["verb"] == verb)
+            and (resource is None or (event.get("objectRef") or {}).get("resource") == resource)
+            and (user is None or event["user"]["username"] == user)
+        )
 
     def summary(self):
         """``{"verb resource": count}`` of the window, for reports."""
@@ -316,10 +331,17 @@ def describe(event):
     ref = event.get("objectRef") or {}
     name = "/".join(part for part in (ref.get("namespace"), ref.get("name")) if part)
     status = (event.get("responseStatus") or {}).get("code")
-    return "%s %s%s (%s, HTTP %s)" % (event["verb"], ref.get("resource"), "/" + name if name else "", event["user"]["username"], status)
+    return "%s %s%s (%s, HTTP %s)" % (
+        event["verb"],
+        ref.get("resource"),
+        "/" + name if name else "",
+        event["user"]["username"],
+        status,
+    )
 
 
 # --- waiting ----------------------------------------------------------------------------------
+
 
 def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
     """The first object from ``list_call`` (a LIST, then a WATCH from its resourceVersion) for which
@@ -333,8 +355,15 @@ def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
             return item
     resource_version = listed["metadata"]["resourceVersion"]
     while time.monotonic() < deadline:
-        response = list_call(*args, watch=True, resource_version=resource_version, allow_watch_bookmarks=True,
-                             timeout_seconds=max(1, int(deadline - time.monotonic())), _preload_content=False, **kwargs)
+        response = list_call(
+            *args,
+            watch=True,
+            resource_version=resource_version,
+            allow_watch_bookmarks=True,
+            timeout_seconds=max(1, int(deadline - time.monotonic())),
+            _preload_content=False,
+            **kwargs,
+        )
         try:
             for line in iter_resp_lines(response):
                 if not line.strip():
@@ -349,21 +378,29 @@ def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
                         return last
         finally:
             response.release_conn()
-    raise AssertionError("timed out after %ss waiting for %s; last seen: %s" % (timeout, what, json.dumps(_brief(last), indent=1, sort_keys=True)))
+    raise AssertionError(
+        "timed out after %ss waiting for %s; last seen: %s"
+        % (timeout, what, json.dumps(_brief(last), indent=1, sort_keys=True))
+    )
 
 
 def _brief(obj):
     if not obj:
         return obj
     status = obj.get("status") or {}
-    return {"name": obj["metadata"].get("name"), "labels": obj["metadata"].get("labels"),
-            "status": dict((key, value) for key, value in status.items() if key in ("capacity", "allocatable", "phase"))}
+    return {
+        "name": obj["metadata"].get("name"),
+        "labels": obj["metadata"].get("labels"),
+        "status": dict((key, value) for key, value in status.items() if key in ("capacity", "allocatable", "phase")),
+    }
 
 
 def wait_for_node(api_client, name, predicate, timeout=60):
     """Watch node ``name`` until ``predicate(node dict)`` holds; returns the node."""
     core = client.CoreV1Api(api_client)
-    return wait_for_object(core.list_node, predicate, "node " + name, timeout=timeout, field_selector="metadata.name=" + name)
+    return wait_for_object(
+        core.list_node, predicate, "node " + name, timeout=timeout, field_selector="metadata.name=" + name
+    )
 
 
 # --- reading and changing cluster objects as a user would (kubectl get/label/patch/apply) -----
@@ -415,35 +452,56 @@ class KubeObjects(object):
 
     def config_map(self, name, namespace=None):
         try:
-            return json.loads(self.core.read_namespaced_config_map(name, namespace or self.namespace, _preload_content=False).data)
+            return json.loads(
+                self.core.read_namespaced_config_map(name, namespace or self.namespace, _preload_content=False).data
+            )
         except ApiException as exc:
             if exc.status == 404:
                 return None
             raise
 
     def policy(self):
-        return self.custom.get_cluster_custom_object(POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name)
+        return self.custom.get_cluster_custom_object(
+            POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name
+        )
 
     def device_plugin(self):
-        return json.loads(self.apps.read_namespaced_daemon_set(DEVICE_PLUGIN_DAEMONSET, self.namespace, _preload_content=False).data)
+        return json.loads(
+            self.apps.read_namespaced_daemon_set(DEVICE_PLUGIN_DAEMONSET, self.namespace, _preload_content=False).data
+        )
 
     # writing
     def patch_policy(self, spec):
         """``kubectl patch clusterpolicy <name> --type merge -p '{"spec": ...}'``"""
-        self.custom.patch_cluster_custom_object(POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name,
-                                                {"spec": spec}, _content_type=MERGE_PATCH)
+        self.custom.patch_cluster_custom_object(
+            POLICY["group"],
+            POLICY["version"],
+            POLICY["plural"],
+            self.profile.policy_name,
+            {"spec": spec},
+            _content_type=MERGE_PATCH,
+        )
 
     def label_node(self, name, node_labels):
         """``kubectl label node --overwrite`` (None removes a label)."""
-        self.core.patch_node(name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False)
+        self.core.patch_node(
+            name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False
+        )
 
     def annotate_node(self, name, annotations):
-        self.core.patch_node(name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False)
+        self.core.patch_node(
+            name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
+        )
 
     def put_config_map(self, name, data, namespace=None):
         """``kubectl apply`` of a ConfigMap with ``data`` (other keys of an existing one are replaced)."""
         namespace = namespace or self.namespace
-        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": data,
+        }
         try:
             self.core.create_namespaced_config_map(namespace, body, _preload_content=False)
         except ApiException as exc:

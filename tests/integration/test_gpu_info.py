@@ -6,9 +6,9 @@ exactly one LIST of nodes and one of pods (counted in the API server's audit log
 
 import pytest
 import yaml
+from integration_helpers import allocatable, labels, wait_for_object
 from kubernetes import client
 
-from integration_helpers import allocatable, labels, wait_for_object
 from testbed.simulator.names import MIG_FAIL_ANNOTATION, MIG_STUCK_ANNOTATION
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
@@ -29,18 +29,23 @@ def messages(result, obj):
 
 
 def time_slicing_text(replicas):
-    return yaml.safe_dump({"version": "v1", "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": replicas}]}}})
+    return yaml.safe_dump(
+        {"version": "v1", "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": replicas}]}}}
+    )
 
 
 def mig_capable_node_or_skip(kube, index=0):
     nodes = kube.mig_capable_nodes()
     if len(nodes) <= index:
-        pytest.skip("the %s fleet has no MIG-capable GPU (%s)" % (kube.profile.name, ", ".join(sorted({p.product for p in kube.profile.gpu_pools}))))
+        pytest.skip(
+            "the %s fleet has no MIG-capable GPU (%s)"
+            % (kube.profile.name, ", ".join(sorted({p.product for p in kube.profile.gpu_pools})))
+        )
     return nodes[index]
 
 
 def a_mig_config_for(kube, node):
-    from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import find_gpu_model
+    from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
 
     node_labels = labels(kube.node(node))
     model = find_gpu_model(node_labels["nvidia.com/gpu.product"], int(node_labels["nvidia.com/gpu.memory"]))
@@ -48,13 +53,23 @@ def a_mig_config_for(kube, node):
 
 
 def pod(name, node, limits):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "tolerations": [GPU_TOLERATION],
-                     "automountServiceAccountToken": False,
-                     "containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubi9", "resources": {"limits": limits}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "tolerations": [GPU_TOLERATION],
+            "automountServiceAccountToken": False,
+            "containers": [
+                {"name": "main", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubi9", "resources": {"limits": limits}}
+            ],
+        },
+    }
 
 
 # --- the inventory ---------------------------------------------------------------------------
+
 
 def test_a_fresh_fleet_with_one_list_of_nodes_and_one_of_pods(kube, run_module, audit_writes):
     with audit_writes() as audit:
@@ -91,8 +106,13 @@ def test_sharing_profiles_and_the_gpu_pods_of_each_node(kube, api_client, run_mo
     core.create_namespaced_pod("default", pod("trainer", target, {"nvidia.com/gpu": "2"}), _preload_content=False)
     core.create_namespaced_pod("default", pod("sidecar", target, {"cpu": "100m"}), _preload_content=False)
     for name in ("trainer", "sidecar"):
-        wait_for_object(core.list_namespaced_pod, lambda p: (p.get("status") or {}).get("phase") == "Running", "pod " + name,
-                        "default", field_selector="metadata.name=" + name)
+        wait_for_object(
+            core.list_namespaced_pod,
+            lambda p: (p.get("status") or {}).get("phase") == "Running",
+            "pod " + name,
+            "default",
+            field_selector="metadata.name=" + name,
+        )
 
     result = run_module(MODULE, {})
 
@@ -100,10 +120,18 @@ def test_sharing_profiles_and_the_gpu_pods_of_each_node(kube, api_client, run_mo
     entry = result["nodes"][target]
     count = entry["count"]
     assert entry["product"] == entry["base_product"] + "-SHARED"
-    assert (entry["replicas"], entry["sharing_strategy"], entry["device_plugin_config"]) == (4, "time-slicing", "time-slicing")
+    assert (entry["replicas"], entry["sharing_strategy"], entry["device_plugin_config"]) == (
+        4,
+        "time-slicing",
+        "time-slicing",
+    )
     assert entry["capacity"] == entry["allocatable"] == {"nvidia.com/gpu": count * 4}
-    assert entry["gpu_pods"] == [{"namespace": "default", "name": "trainer", "phase": "Running", "requests": {"nvidia.com/gpu": 2}}]
-    assert result["profiles"] == {"time-slicing": {"method": "time-slicing", "rename_by_default": False, "resources": {"nvidia.com/gpu": 4}}}
+    assert entry["gpu_pods"] == [
+        {"namespace": "default", "name": "trainer", "phase": "Running", "requests": {"nvidia.com/gpu": 2}}
+    ]
+    assert result["profiles"] == {
+        "time-slicing": {"method": "time-slicing", "rename_by_default": False, "resources": {"nvidia.com/gpu": 4}}
+    }
     assert result["cluster_policy"]["device_plugin_config"] == {"name": CONFIG_MAP, "default": None}
     assert result["findings"] == []
     for name in kube.gpu_nodes()[1:]:
@@ -122,17 +150,32 @@ def test_node_selector_limits_the_report(kube, run_module):
 
 # --- findings --------------------------------------------------------------------------------
 
+
 def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module):
     """A node whose GPU Feature Discovery labels say 4 replicas while the kubelet still advertises
     its 2 GPUs once each: its device plugin never re-registered. Such a node is registered here
     directly (the simulator manages only the nodes it seeded, so nothing repairs it)."""
     name = "gpu-stale-0"
-    node_labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "Tesla-T4-SHARED",
-                   "nvidia.com/gpu.count": "2", "nvidia.com/gpu.memory": "15360", "nvidia.com/gpu.replicas": "4",
-                   "nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/mig.capable": "false"}
+    node_labels = {
+        "kubernetes.io/hostname": name,
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "Tesla-T4-SHARED",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.memory": "15360",
+        "nvidia.com/gpu.replicas": "4",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/mig.capable": "false",
+    }
     resources = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"}
-    client.CoreV1Api(api_client).create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": node_labels},
-                                              "status": {"capacity": resources, "allocatable": resources}}, _preload_content=False)
+    client.CoreV1Api(api_client).create_node(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": node_labels},
+            "status": {"capacity": resources, "allocatable": resources},
+        },
+        _preload_content=False,
+    )
     assert allocatable(kube.node(name)) == 2
 
     result = run_module(MODULE, {})
@@ -140,7 +183,8 @@ def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module)
     assert_ok(result)
     assert messages(result, "Node/" + name) == [
         "capacity nvidia.com/gpu is 2, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 4 = 8; the device plugin has not "
-        "applied the current config (restart its DaemonSet)"]
+        "applied the current config (restart its DaemonSet)"
+    ]
     assert result["nodes"][name]["findings"] == messages(result, "Node/" + name)
     assert [finding["object"] for finding in result["findings"]] == ["Node/" + name]
 
@@ -156,9 +200,11 @@ def test_a_label_naming_a_missing_key(kube, run_module):
     assert_ok(result)
     assert result["profiles"]["shared-by-2"]["resources"] == {"nvidia.com/gpu": 2}
     assert messages(result, "Node/" + node) == [
-        "label nvidia.com/device-plugin.config=shared-by-4 names no key of the device plugin ConfigMap (keys: shared-by-2); the plugin ignores it"]
+        "label nvidia.com/device-plugin.config=shared-by-4 names no key of the device plugin ConfigMap (keys: shared-by-2); the plugin ignores it"
+    ]
     assert messages(result, "ClusterPolicy/" + kube.profile.policy_name) == [
-        "spec.devicePlugin.config.default names key shared-by-3, which the ConfigMap lacks"]
+        "spec.devicePlugin.config.default names key shared-by-3, which the ConfigMap lacks"
+    ]
 
 
 def test_a_policy_naming_a_missing_configmap(kube, run_module):
@@ -168,7 +214,8 @@ def test_a_policy_naming_a_missing_configmap(kube, run_module):
 
     assert_ok(result)
     assert messages(result, "ClusterPolicy/" + kube.profile.policy_name) == [
-        "spec.devicePlugin.config.name names ConfigMap no-such-config, which does not exist: the device plugin hangs until it does"]
+        "spec.devicePlugin.config.name names ConfigMap no-such-config, which does not exist: the device plugin hangs until it does"
+    ]
     assert result["profiles"] == {}
 
 
@@ -176,8 +223,13 @@ def test_paused_for_mig_change_labels_left_behind(kube, run_module):
     """mig-manager pauses the operands with these labels and puts them back when it finishes; one
     killed mid-change leaves them, and the device plugin stays stopped (gpu-operator #2833)."""
     node = (kube.mig_capable_nodes() or kube.gpu_nodes())[0]
-    kube.label_node(node, {"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
-                           "nvidia.com/gpu.deploy.gpu-feature-discovery": "paused-for-mig-change"})
+    kube.label_node(
+        node,
+        {
+            "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+            "nvidia.com/gpu.deploy.gpu-feature-discovery": "paused-for-mig-change",
+        },
+    )
 
     result = run_module(MODULE, {})
 
@@ -185,7 +237,8 @@ def test_paused_for_mig_change_labels_left_behind(kube, run_module):
     assert result["nodes"][node]["paused_components"] == ["device-plugin", "gpu-feature-discovery"]
     assert messages(result, "Node/" + node) == [
         "labels nvidia.com/gpu.deploy.device-plugin, nvidia.com/gpu.deploy.gpu-feature-discovery=paused-for-mig-change are left behind "
-        "while no MIG change is pending; the operands stay stopped until they are removed"]
+        "while no MIG change is pending; the operands stay stopped until they are removed"
+    ]
 
 
 def test_mig_changes_pending_and_failed(kube, run_module):
@@ -203,13 +256,17 @@ def test_mig_changes_pending_and_failed(kube, run_module):
     assert_ok(result)
     assert result["nodes"][pending]["mig_config_state"] == "pending"
     assert messages(result, "Node/" + pending) == [
-        "MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)" % pending_config]
+        "MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)"
+        % pending_config
+    ]
     assert messages(result, "Node/" + failed) == [
         "MIG change to %s failed; stop the GPU pods on the node, then set nvidia.com/mig.config again (or to another name) to retry"
-        % failed_config]
+        % failed_config
+    ]
 
 
 # --- connecting ------------------------------------------------------------------------------
+
 
 def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_env):
     result = run_module(MODULE, {}, env=awx_env())

@@ -7,16 +7,18 @@ import uuid
 
 import pytest
 import yaml
-from kubernetes import client
-
 from integration_helpers import ADMIN_USER, WRITE_VERBS, allocatable, describe, labels, wait_for_object
+from kubernetes import client
 
 pytestmark = pytest.mark.profiles("openshift")
 
 A100 = ["gpu-a100-0", "gpu-a100-1"]
 H100 = ["gpu-h100-0", "gpu-h100-1"]
 TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-HALF_AND_WHOLE = [{"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 2}}, {"devices": [1], "mig-enabled": False}]
+HALF_AND_WHOLE = [
+    {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 2}},
+    {"devices": [1], "mig-enabled": False},
+]
 
 
 def mig(run_module, nodes, check=False, diff=False, **args):
@@ -25,7 +27,11 @@ def mig(run_module, nodes, check=False, diff=False, **args):
 
 def admin_writes(audit):
     """The writes the modules made (as gpushare-admin) in the audit window."""
-    return [describe(event) for event in audit.requests if event["verb"] in WRITE_VERBS and event["user"]["username"] == ADMIN_USER]
+    return [
+        describe(event)
+        for event in audit.requests
+        if event["verb"] in WRITE_VERBS and event["user"]["username"] == ADMIN_USER
+    ]
 
 
 @pytest.fixture
@@ -39,10 +45,20 @@ def namespace(api_client):
 def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
     """A pod bound to ``node`` holding one GPU, once the kubelet stand-in reports it Running."""
     core = client.CoreV1Api(api_client)
-    body = {"metadata": {"name": name, "namespace": namespace, "labels": pod_labels or {"app": name}},
-            "spec": {"nodeName": node, "tolerations": TOLERATE_GPU,
-                     "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    body = {
+        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels or {"app": name}},
+        "spec": {
+            "nodeName": node,
+            "tolerations": TOLERATE_GPU,
+            "containers": [
+                {
+                    "name": "cuda",
+                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+    }
     for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
         try:
             core.create_namespaced_pod(namespace, body)
@@ -50,8 +66,13 @@ def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
         except client.exceptions.ApiException as exc:
             if "No API token found" not in str(exc.body):
                 raise
-    return wait_for_object(core.list_namespaced_pod, lambda pod: (pod.get("status") or {}).get("phase") == "Running",
-                           "pod %s/%s Running" % (namespace, name), namespace, field_selector="metadata.name=" + name)
+    return wait_for_object(
+        core.list_namespaced_pod,
+        lambda pod: (pod.get("status") or {}).get("phase") == "Running",
+        "pod %s/%s Running" % (namespace, name),
+        namespace,
+        field_selector="metadata.name=" + name,
+    )
 
 
 def pod_exists(api_client, namespace, name):
@@ -68,6 +89,7 @@ def restore_record(obj):
 
 
 # --- shipped configurations, both strategies, both GPU models -------------------------------
+
 
 def test_single_strategy_on_a100_and_h100(kube, run_module, audit_writes):
     with audit_writes() as audit:
@@ -112,7 +134,9 @@ def test_mixed_strategy_balanced_on_a100_and_h100(kube, run_module):
 
 
 def test_custom_layout(kube, run_module, audit_writes):
-    result = mig(run_module, ["gpu-a100-0"], diff=True, strategy="mixed", layout=HALF_AND_WHOLE, config_name="half-and-whole")
+    result = mig(
+        run_module, ["gpu-a100-0"], diff=True, strategy="mixed", layout=HALF_AND_WHOLE, config_name="half-and-whole"
+    )
     assert not result.get("failed"), result.get("msg")
     assert result["config_map"] == "custom-mig-parted-config"
     assert result["diff"]["after"]["config_map"] == {"half-and-whole": HALF_AND_WHOLE}
@@ -124,7 +148,10 @@ def test_custom_layout(kube, run_module, audit_writes):
     assert configs["half-and-whole"] == HALF_AND_WHOLE
     assert {"all-disabled", "all-balanced", "all-1g.5gb"} <= set(configs)  # copied from the shipped ConfigMap
     assert restore_record(config_map) == {"created": True}
-    assert kube.policy()["spec"]["migManager"]["config"] == {"name": "custom-mig-parted-config", "default": "all-disabled"}
+    assert kube.policy()["spec"]["migManager"]["config"] == {
+        "name": "custom-mig-parted-config",
+        "default": "all-disabled",
+    }
 
     with audit_writes() as audit:
         again = mig(run_module, ["gpu-a100-0"], strategy="mixed", layout=HALF_AND_WHOLE, config_name="half-and-whole")
@@ -140,17 +167,33 @@ def test_custom_layout(kube, run_module, audit_writes):
 
 REFUSALS = [
     (["gpu-h100-0"], dict(strategy="mixed", config="all-3g.20gb"), "3g.20gb, which H100 80GB does not have"),
-    (["gpu-a100-0"], dict(strategy="mixed", layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 8}}], config_name="x"),
-     "holds at most 7"),
-    (["gpu-h100-0"], dict(strategy="mixed", layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.40gb": 1, "2g.20gb": 2}}],
-                          config_name="x"), "8 compute slices"),
+    (
+        ["gpu-a100-0"],
+        dict(
+            strategy="mixed",
+            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 8}}],
+            config_name="x",
+        ),
+        "holds at most 7",
+    ),
+    (
+        ["gpu-h100-0"],
+        dict(
+            strategy="mixed",
+            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.40gb": 1, "2g.20gb": 2}}],
+            config_name="x",
+        ),
+        "8 compute slices",
+    ),
     (["gpu-t4-0"], dict(strategy="mixed", config="all-balanced"), "T4 does not support MIG"),
     (["gpu-a100-0"], dict(strategy="single", config="all-balanced"), "use strategy mixed"),
     (["gpu-a100-0"], dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "mutually exclusive"),
 ]
 
 
-@pytest.mark.parametrize("nodes, args, message", REFUSALS, ids=["foreign-profile", "too-many", "slices", "no-mig", "single-mixed", "both"])
+@pytest.mark.parametrize(
+    "nodes, args, message", REFUSALS, ids=["foreign-profile", "too-many", "slices", "no-mig", "single-mixed", "both"]
+)
 def test_refusals_write_nothing(kube, run_module, audit_writes, nodes, args, message):
     with audit_writes() as audit:
         result = mig(run_module, nodes, **args)
@@ -167,7 +210,9 @@ def test_pending_node_refused(kube, run_module, audit_writes):
 
 
 def test_changing_a_layout_in_use_refused(kube, run_module, audit_writes):
-    assert not mig(run_module, ["gpu-a100-0"], strategy="mixed", layout=HALF_AND_WHOLE, config_name="mine").get("failed")
+    assert not mig(run_module, ["gpu-a100-0"], strategy="mixed", layout=HALF_AND_WHOLE, config_name="mine").get(
+        "failed"
+    )
     other = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}]
     with audit_writes() as audit:
         result = mig(run_module, ["gpu-a100-1"], strategy="mixed", layout=other, config_name="mine")
@@ -176,6 +221,7 @@ def test_changing_a_layout_in_use_refused(kube, run_module, audit_writes):
 
 
 # --- GPU pods -----------------------------------------------------------------------------------
+
 
 def test_running_gpu_pod_blocks_the_change(kube, api_client, namespace, run_module, audit_writes):
     gpu_pod(api_client, "gpu-a100-0", namespace)
@@ -188,7 +234,9 @@ def test_running_gpu_pod_blocks_the_change(kube, api_client, namespace, run_modu
 def test_drain_evicts_the_pod_then_uncordons(kube, api_client, namespace, run_module):
     gpu_pod(api_client, "gpu-a100-0", namespace)
     preview = mig(run_module, ["gpu-a100-0"], check=True, strategy="mixed", config="all-1g.5gb", drain=True)
-    assert preview["evicted"] == {"gpu-a100-0": [namespace + "/trainer"]} and pod_exists(api_client, namespace, "trainer")
+    assert preview["evicted"] == {"gpu-a100-0": [namespace + "/trainer"]} and pod_exists(
+        api_client, namespace, "trainer"
+    )
 
     result = mig(run_module, ["gpu-a100-0"], strategy="mixed", config="all-1g.5gb", drain=True)
     assert not result.get("failed"), result.get("msg")
@@ -201,15 +249,28 @@ def test_drain_evicts_the_pod_then_uncordons(kube, api_client, namespace, run_mo
 
 def test_drain_stopped_by_a_disruption_budget(kube, api_client, namespace, run_module):
     gpu_pod(api_client, "gpu-a100-0", namespace, pod_labels={"app": "guarded"})
-    budget = {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget", "metadata": {"name": "guarded", "namespace": namespace},
-              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}}
+    budget = {
+        "apiVersion": "policy/v1beta1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guarded", "namespace": namespace},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+    }
     # Kubernetes 1.20 serves PodDisruptionBudgets as policy/v1beta1 only, which the typed client no longer has.
     custom = client.CustomObjectsApi(api_client)
     custom.create_namespaced_custom_object("policy", "v1beta1", namespace, "poddisruptionbudgets", budget)
-    wait_for_object(custom.list_namespaced_custom_object, lambda pdb: (pdb.get("status") or {}).get("observedGeneration") == 1,
-                    "the disruption controller to process the budget", "policy", "v1beta1", namespace, "poddisruptionbudgets")
+    wait_for_object(
+        custom.list_namespaced_custom_object,
+        lambda pdb: (pdb.get("status") or {}).get("observedGeneration") == 1,
+        "the disruption controller to process the budget",
+        "policy",
+        "v1beta1",
+        namespace,
+        "poddisruptionbudgets",
+    )
     result = mig(run_module, ["gpu-a100-0"], strategy="mixed", config="all-1g.5gb", drain=True)
-    assert result["failed"] and "PodDisruptionBudget" in result["msg"] and "schedulable again" in result["msg"], result["msg"]
+    assert result["failed"] and "PodDisruptionBudget" in result["msg"] and "schedulable again" in result["msg"], result[
+        "msg"
+    ]
     node = kube.node("gpu-a100-0")
     assert not node["spec"].get("unschedulable")
     assert labels(node)["nvidia.com/mig.config"] == "all-disabled"
@@ -218,11 +279,15 @@ def test_drain_stopped_by_a_disruption_budget(kube, api_client, namespace, run_m
 
 # --- failures reported per node ---------------------------------------------------------------
 
+
 def test_simulated_failure_reported_per_node(kube, run_module):
     kube.annotate_node("gpu-a100-0", {"sim.gpushare.k8s/mig-fail": "nvidia-smi: insufficient resources"})
     result = mig(run_module, A100, strategy="mixed", config="all-1g.5gb", wait_timeout=120)
     assert result["failed"], result
-    assert "gpu-a100-0: Failed to apply MIG configuration 'all-1g.5gb': nvidia-smi: insufficient resources" in result["msg"]
+    assert (
+        "gpu-a100-0: Failed to apply MIG configuration 'all-1g.5gb': nvidia-smi: insufficient resources"
+        in result["msg"]
+    )
     assert "gpu-a100-1" not in result["msg"]
     assert result["details"]["failed"].keys() == {"gpu-a100-0"}
     assert result["_seconds"] < 60  # reported at once, not at the timeout
@@ -233,7 +298,11 @@ def test_stuck_pending_reported_at_timeout(kube, run_module):
     kube.annotate_node("gpu-h100-0", {"sim.gpushare.k8s/mig-stuck": "true"})
     result = mig(run_module, ["gpu-h100-0"], strategy="mixed", config="all-balanced", wait_timeout=5)
     assert result["failed"] and "Timed out after 5s" in result["msg"], result["msg"]
-    assert "nvidia.com/mig.config.state=pending" in result["msg"] and "paused-for-mig-change" in result["msg"] and "2833" in result["msg"]
+    assert (
+        "nvidia.com/mig.config.state=pending" in result["msg"]
+        and "paused-for-mig-change" in result["msg"]
+        and "2833" in result["msg"]
+    )
 
 
 def test_drained_node_stays_cordoned_when_the_change_fails(kube, run_module):
@@ -245,10 +314,18 @@ def test_drained_node_stays_cordoned_when_the_change_fails(kube, run_module):
 
 # --- with time-slicing ----------------------------------------------------------------------------
 
+
 def test_mixed_mig_devices_time_sliced_by_two(kube, run_module):
     assert not mig(run_module, ["gpu-a100-0"], strategy="mixed", config="all-1g.5gb").get("failed")
-    result = run_module("gpu_timeslicing", {"config_key": "mig-1g5-x2", "replicas": 2, "resources": ["nvidia.com/mig-1g.5gb"],
-                                            "nodes": {"names": ["gpu-a100-0"]}})
+    result = run_module(
+        "gpu_timeslicing",
+        {
+            "config_key": "mig-1g5-x2",
+            "replicas": 2,
+            "resources": ["nvidia.com/mig-1g.5gb"],
+            "nodes": {"names": ["gpu-a100-0"]},
+        },
+    )
     assert not result.get("failed"), result.get("msg")
     node = kube.node("gpu-a100-0")
     assert allocatable(node, "nvidia.com/mig-1g.5gb") == 28
@@ -256,6 +333,7 @@ def test_mixed_mig_devices_time_sliced_by_two(kube, run_module):
 
 
 # --- platforms without MIG ------------------------------------------------------------------------
+
 
 @pytest.mark.profiles("vks")
 def test_vks_refuses_mig_by_name(kube, run_module, audit_writes):
@@ -266,5 +344,9 @@ def test_vks_refuses_mig_by_name(kube, run_module, audit_writes):
     # all-disabled is a no-op there: nothing has MIG to disable
     with audit_writes() as audit:
         result = mig(run_module, ["vks-gpu-a10-0", "vks-gpu-t4-0"], config="all-disabled")
-    assert not result.get("failed") and not result["changed"] and result["skipped_nodes"] == ["vks-gpu-a10-0", "vks-gpu-t4-0"]
+    assert (
+        not result.get("failed")
+        and not result["changed"]
+        and result["skipped_nodes"] == ["vks-gpu-a10-0", "vks-gpu-t4-0"]
+    )
     assert admin_writes(audit) == []

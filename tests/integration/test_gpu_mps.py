@@ -1,7 +1,6 @@
 """gpu_mps against the local cluster: MPS on and off, its refusals, check mode, idempotence."""
 
 import pytest
-
 from integration_helpers import allocatable, labels
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
@@ -23,7 +22,10 @@ def test_mps_on_then_off(kube, run_module):
     assert shown["nvidia.com/mps.capable"] == "true"
     assert shown["nvidia.com/gpu.replicas"] == "4"
     assert allocatable(kube.node(node)) == count * 4
-    assert first["nodes"][node]["mps_limits"] == {"active_thread_percentage": 25, "pinned_device_memory_limit_mib": memory // 4}
+    assert first["nodes"][node]["mps_limits"] == {
+        "active_thread_percentage": 25,
+        "pinned_device_memory_limit_mib": memory // 4,
+    }
 
     again = run_module("gpu_mps", {"replicas": 4, "nodes": {"names": [node]}})
     assert not again["changed"], again["_stdout"]
@@ -45,14 +47,22 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes):
     assert audit.writes == []
 
 
-@pytest.mark.parametrize("args, message", [
-    ({"replicas": 1}, "replicas"),
-    ({"replicas": 4, "config_key": "already-time-slicing"}, "already holds a time-slicing profile"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"replicas": 1}, "replicas"),
+        ({"replicas": 4, "config_key": "already-time-slicing"}, "already holds a time-slicing profile"),
+    ],
+)
 def test_refusals_make_no_write(kube, run_module, audit_writes, profile, args, message):
     node = first_gpu_node(kube)
-    kube.put_config_map("time-slicing-config", {"already-time-slicing": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
-                                                "    - name: nvidia.com/gpu\n      replicas: 2\n"})
+    kube.put_config_map(
+        "time-slicing-config",
+        {
+            "already-time-slicing": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+            "    - name: nvidia.com/gpu\n      replicas: 2\n"
+        },
+    )
     kube.patch_policy({"devicePlugin": {"config": {"name": "time-slicing-config"}}})
     with audit_writes() as audit:
         result = run_module("gpu_mps", dict(args, nodes={"names": [node]}))

@@ -4,9 +4,8 @@ cluster exactly as it was."""
 import json
 
 import pytest
-from kubernetes import client
-
 from integration_helpers import allocatable, labels
+from kubernetes import client
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
 OWNED_LABELS = ("nvidia.com/device-plugin.config", "nvidia.com/mig.config")
@@ -14,7 +13,11 @@ OWNED_LABELS = ("nvidia.com/device-plugin.config", "nvidia.com/mig.config")
 
 def user_annotations(obj):
     """Annotations but the simulator's own bookkeeping (the simulated operator's state, not config)."""
-    return dict((k, v) for k, v in ((obj.get("metadata") or {}).get("annotations") or {}).items() if not k.startswith("sim.gpushare.k8s/"))
+    return dict(
+        (k, v)
+        for k, v in ((obj.get("metadata") or {}).get("annotations") or {}).items()
+        if not k.startswith("sim.gpushare.k8s/")
+    )
 
 
 def snapshot(kube):
@@ -24,20 +27,37 @@ def snapshot(kube):
     config_maps = json.loads(core.list_namespaced_config_map(kube.namespace, _preload_content=False).data)["items"]
     nodes = json.loads(core.list_node(_preload_content=False).data)["items"]
     return dict(
-        config_maps=dict((cm["metadata"]["name"], (cm.get("data"), cm["metadata"].get("annotations"))) for cm in config_maps),
+        config_maps=dict(
+            (cm["metadata"]["name"], (cm.get("data"), cm["metadata"].get("annotations"))) for cm in config_maps
+        ),
         policy=kube.policy()["spec"],
-        nodes=dict((node["metadata"]["name"], (dict((k, v) for k, v in labels(node).items() if k in OWNED_LABELS),
-                                               user_annotations(node))) for node in nodes),
+        nodes=dict(
+            (
+                node["metadata"]["name"],
+                (dict((k, v) for k, v in labels(node).items() if k in OWNED_LABELS), user_annotations(node)),
+            )
+            for node in nodes
+        ),
     )
 
 
 def gpu_pod(api_client, node, name="trainer"):
     core = client.CoreV1Api(api_client)
     core.create_namespace({"metadata": {"name": "gpushare-it"}})
-    body = {"metadata": {"name": name, "namespace": "gpushare-it"},
-            "spec": {"nodeName": node, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                     "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    body = {
+        "metadata": {"name": name, "namespace": "gpushare-it"},
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [
+                {
+                    "name": "cuda",
+                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+    }
     for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
         try:
             return core.create_namespaced_pod("gpushare-it", body)
@@ -111,9 +131,13 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes):
 def test_restore_after_mig_leaves_the_cluster_as_it_was(kube, run_module):
     mig_node = kube.mig_capable_nodes()[0]
     before = snapshot(kube)
-    assert run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [mig_node]}})["changed"]
-    shared = run_module("gpu_timeslicing", {"replicas": 2, "resources": ["nvidia.com/mig-1g.5gb"], "config_key": "mig-x2",
-                                            "nodes": {"names": [mig_node]}})
+    assert run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [mig_node]}})[
+        "changed"
+    ]
+    shared = run_module(
+        "gpu_timeslicing",
+        {"replicas": 2, "resources": ["nvidia.com/mig-1g.5gb"], "config_key": "mig-x2", "nodes": {"names": [mig_node]}},
+    )
     assert shared["changed"], shared["_stdout"]
     assert allocatable(kube.node(mig_node), "nvidia.com/mig-1g.5gb") == 14 * 2
 

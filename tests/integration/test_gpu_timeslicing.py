@@ -6,8 +6,8 @@ plugin and GPU Feature Discovery, so "the node shows N replicas" is what the clu
 
 import pytest
 import yaml
-
 from integration_helpers import allocatable, labels
+
 from testbed.simulator.names import MIG_STUCK_ANNOTATION
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
@@ -23,11 +23,15 @@ POOL_SELECTORS = {
     "scaleway": "k8s.scaleway.com/pool-name=gpu-h100",
     "vks": "nvidia.com/gpu.machine=OpenStack-Nova",
 }
-MPS_CONFIG = yaml.safe_dump({"version": "v1", "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}})
+MPS_CONFIG = yaml.safe_dump(
+    {"version": "v1", "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+)
 
 
 def time_slicing_text(replicas, resource="nvidia.com/gpu"):
-    return yaml.safe_dump({"version": "v1", "sharing": {"timeSlicing": {"resources": [{"name": resource, "replicas": replicas}]}}})
+    return yaml.safe_dump(
+        {"version": "v1", "sharing": {"timeSlicing": {"resources": [{"name": resource, "replicas": replicas}]}}}
+    )
 
 
 def gpu_count(node):
@@ -42,9 +46,11 @@ def shares(replicas, renamed=False):
         resource = "nvidia.com/gpu.shared" if renamed else "nvidia.com/gpu"
         if replicas == 1:
             return node_labels.get("nvidia.com/gpu.replicas") == "1" and allocatable(node) == gpu_count(node)
-        return (node_labels.get("nvidia.com/gpu.replicas") == str(replicas)
-                and node_labels.get("nvidia.com/gpu.sharing-strategy") == "time-slicing"
-                and allocatable(node, resource) == gpu_count(node) * replicas)
+        return (
+            node_labels.get("nvidia.com/gpu.replicas") == str(replicas)
+            and node_labels.get("nvidia.com/gpu.sharing-strategy") == "time-slicing"
+            and allocatable(node, resource) == gpu_count(node) * replicas
+        )
 
     return check
 
@@ -59,7 +65,7 @@ def restarted_at(kube):
 
 def mig_layout_for(kube, node):
     """A shipped mig-parted config that puts every GPU of ``node`` into MIG mode (1g profiles)."""
-    from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import find_gpu_model
+    from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
 
     node_labels = labels(kube.node(node))
     model = find_gpu_model(node_labels["nvidia.com/gpu.product"], int(node_labels["nvidia.com/gpu.memory"]))
@@ -70,11 +76,15 @@ def mig_layout_for(kube, node):
 def mig_capable_node_or_skip(kube):
     nodes = kube.mig_capable_nodes()
     if not nodes:
-        pytest.skip("the %s fleet has no MIG-capable GPU (%s)" % (kube.profile.name, ", ".join(sorted({p.product for p in kube.profile.gpu_pools}))))
+        pytest.skip(
+            "the %s fleet has no MIG-capable GPU (%s)"
+            % (kube.profile.name, ", ".join(sorted({p.product for p in kube.profile.gpu_pools})))
+        )
     return nodes[0]
 
 
 # --- idempotence, check mode, diff -----------------------------------------------------------
+
 
 def test_first_run_changes_and_second_run_changes_nothing(kube, run_module, audit_writes):
     targets = kube.first_of_each_pool()
@@ -87,20 +97,37 @@ def test_first_run_changes_and_second_run_changes_nothing(kube, run_module, audi
     assert_ok(first)
     assert first["changed"] is True
     assert (first["cluster_policy"], first["namespace"], first["config_map"], first["config_key"]) == (
-        kube.profile.policy_name, kube.namespace, CONFIG_MAP, KEY)
+        kube.profile.policy_name,
+        kube.namespace,
+        CONFIG_MAP,
+        KEY,
+    )
     assert first["restarted"] is False, "labelling a node makes the plugin read its config: no restart needed"
     for name in targets:
         node = kube.node(name)
         count = gpu_count(node)
         assert first["nodes"][name]["before"]["replicas"] == 1
-        assert first["nodes"][name]["after"] == dict(first["nodes"][name]["after"], replicas=4, sharing_strategy="time-slicing",
-                                                      device_plugin_config=KEY, allocatable={"nvidia.com/gpu": count * 4})
+        assert first["nodes"][name]["after"] == dict(
+            first["nodes"][name]["after"],
+            replicas=4,
+            sharing_strategy="time-slicing",
+            device_plugin_config=KEY,
+            allocatable={"nvidia.com/gpu": count * 4},
+        )
         assert first["nodes"][name]["after"]["product"].endswith("-SHARED")
         assert labels(node)[CONFIG_LABEL] == KEY and shares(4)(node)
     for name in others:
         assert CONFIG_LABEL not in labels(kube.node(name))
-    assert yaml.safe_load(kube.config_map(CONFIG_MAP)["data"][KEY]) == first["config"] == {
-        "version": "v1", "sharing": {"timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+    assert (
+        yaml.safe_load(kube.config_map(CONFIG_MAP)["data"][KEY])
+        == first["config"]
+        == {
+            "version": "v1",
+            "sharing": {
+                "timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+            },
+        }
+    )
     policy_spec["devicePlugin"]["config"] = {"name": CONFIG_MAP}
     assert kube.policy()["spec"] == policy_spec, "only spec.devicePlugin.config changes"
 
@@ -129,10 +156,13 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes, diff):
     if diff:
         assert result["diff"]["before"]["config_map"] == {KEY: None}
         assert yaml.safe_load(result["diff"]["after"]["config_map"][KEY])["sharing"]["timeSlicing"]["resources"] == [
-            {"name": "nvidia.com/gpu", "replicas": 4}]
+            {"name": "nvidia.com/gpu", "replicas": 4}
+        ]
         assert result["diff"]["before"]["nodes"] == {target: {CONFIG_LABEL: None}}
         assert result["diff"]["after"]["nodes"] == {target: {CONFIG_LABEL: KEY}}
-        assert result["diff"]["after"]["cluster_policy"] == {"devicePlugin.config": {"name": CONFIG_MAP, "default": None}}
+        assert result["diff"]["after"]["cluster_policy"] == {
+            "devicePlugin.config": {"name": CONFIG_MAP, "default": None}
+        }
     else:
         assert "diff" not in result
 
@@ -157,14 +187,20 @@ def test_check_diff_of_a_change_to_an_applied_profile_makes_no_write(kube, run_m
 
 # --- what the module must leave alone --------------------------------------------------------
 
+
 def test_user_configmap_keys_and_policy_fields_survive(kube, run_module):
     user_data = {"user-profile": time_slicing_text(2), "README": "kept byte for byte\n"}
     kube.put_config_map(CONFIG_MAP, user_data)
-    kube.patch_policy({
-        "devicePlugin": {"config": {"name": CONFIG_MAP, "default": "user-profile"}, "version": "v0.17.0",
-                         "env": [{"name": "PASS_DEVICE_SPECS", "value": "true"}]},
-        "dcgmExporter": {"config": {"name": "custom-dcgm-metrics"}},
-    })
+    kube.patch_policy(
+        {
+            "devicePlugin": {
+                "config": {"name": CONFIG_MAP, "default": "user-profile"},
+                "version": "v0.17.0",
+                "env": [{"name": "PASS_DEVICE_SPECS", "value": "true"}],
+            },
+            "dcgmExporter": {"config": {"name": "custom-dcgm-metrics"}},
+        }
+    )
     policy_before = kube.policy()["spec"]
     target, bystander = kube.gpu_nodes()[0], kube.gpu_nodes()[-1]
 
@@ -204,6 +240,7 @@ def test_a_policy_naming_another_configmap_gets_the_key_there(kube, run_module):
 
 # --- connecting ------------------------------------------------------------------------------
 
+
 def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_env):
     target = kube.gpu_nodes()[0]
 
@@ -226,21 +263,35 @@ def test_a_user_without_rights_gets_the_api_status(kube, run_module, awx_env, au
 
 # --- refused input: a clear message and not one write ----------------------------------------
 
+
 def _mps_key(kube):
     kube.put_config_map(CONFIG_MAP, {"shared": MPS_CONFIG})
     kube.patch_policy({"devicePlugin": {"config": {"name": CONFIG_MAP}}})
-    return dict(replicas=4, config_key="shared", nodes=dict(names=[kube.gpu_nodes()[0]])), ["already holds a mps profile", "shared"]
+    return dict(replicas=4, config_key="shared", nodes=dict(names=[kube.gpu_nodes()[0]])), [
+        "already holds a mps profile",
+        "shared",
+    ]
 
 
 BAD_INPUT = {
     "replicas-below-2": lambda kube: (dict(replicas=1, nodes=dict(names=[kube.gpu_nodes()[0]])), ["replicas", ">= 2"]),
-    "unknown-resource": lambda kube: (dict(replicas=4, resources=["nvidia.com/tpu"], nodes=dict(names=[kube.gpu_nodes()[0]])),
-                                      ["nvidia.com/tpu", "time-slicing can share nvidia.com/gpu"]),
+    "unknown-resource": lambda kube: (
+        dict(replicas=4, resources=["nvidia.com/tpu"], nodes=dict(names=[kube.gpu_nodes()[0]])),
+        ["nvidia.com/tpu", "time-slicing can share nvidia.com/gpu"],
+    ),
     "key-holding-mps": _mps_key,
-    "selector-matching-nothing": lambda kube: (dict(replicas=4, nodes=dict(selector="gpushare.example/pool=missing")),
-                                               ["gpushare.example/pool=missing", "matches no node"]),
-    "names-matching-nothing": lambda kube: (dict(replicas=4, nodes=dict(names=["gpu-missing-0"])), ["gpu-missing-0", "not found"]),
-    "cpu-only-node": lambda kube: (dict(replicas=4, nodes=dict(names=[kube.cpu_nodes()[0]])), [kube.cpu_nodes()[0], "no NVIDIA GPU"]),
+    "selector-matching-nothing": lambda kube: (
+        dict(replicas=4, nodes=dict(selector="gpushare.example/pool=missing")),
+        ["gpushare.example/pool=missing", "matches no node"],
+    ),
+    "names-matching-nothing": lambda kube: (
+        dict(replicas=4, nodes=dict(names=["gpu-missing-0"])),
+        ["gpu-missing-0", "not found"],
+    ),
+    "cpu-only-node": lambda kube: (
+        dict(replicas=4, nodes=dict(names=[kube.cpu_nodes()[0]])),
+        [kube.cpu_nodes()[0], "no NVIDIA GPU"],
+    ),
     "no-node-chosen": lambda kube: (dict(replicas=4), ["nodes.names", "make_default"]),
 }
 
@@ -264,7 +315,11 @@ def test_a_node_in_mig_mode_is_refused_for_nvidia_com_gpu(kube, run_module, audi
     node = mig_capable_node_or_skip(kube)
     layout, _profile = mig_layout_for(kube, node)
     kube.label_node(node, {"nvidia.com/mig.config": layout})
-    kube.wait_for_node(node, lambda n: labels(n).get("nvidia.com/mig.config.state") == "success" and "-MIG-" in labels(n)["nvidia.com/gpu.product"])
+    kube.wait_for_node(
+        node,
+        lambda n: labels(n).get("nvidia.com/mig.config.state") == "success"
+        and "-MIG-" in labels(n)["nvidia.com/gpu.product"],
+    )
 
     with audit_writes() as audit:
         result = run_module(MODULE, dict(replicas=2, nodes=dict(names=[node, kube.gpu_nodes()[-1]])))
@@ -276,6 +331,7 @@ def test_a_node_in_mig_mode_is_refused_for_nvidia_com_gpu(kube, run_module, audi
 
 
 # --- options ---------------------------------------------------------------------------------
+
 
 def test_nodes_by_selector(kube, run_module):
     selector = POOL_SELECTORS[kube.profile.name]
@@ -296,7 +352,9 @@ def test_nodes_by_selector(kube, run_module):
 def test_rename_by_default_advertises_nvidia_com_gpu_shared(kube, run_module):
     target = kube.gpu_nodes()[0]
 
-    result = run_module(MODULE, dict(replicas=3, rename_by_default=True, config_key="renamed", nodes=dict(names=[target])))
+    result = run_module(
+        MODULE, dict(replicas=3, rename_by_default=True, config_key="renamed", nodes=dict(names=[target]))
+    )
 
     assert_ok(result)
     node = kube.node(target)
@@ -354,7 +412,9 @@ def test_absent_for_some_nodes_keeps_the_profile_for_the_others(kube, run_module
         preview = run_module(MODULE, dict(state="absent"), check=True, diff=True)
     assert_ok(preview)
     assert preview["changed"] is True and audit.writes == []
-    assert preview["diff"]["after"]["config_map"] == {KEY: None} and preview["diff"]["after"]["nodes"] == {second: {CONFIG_LABEL: None}}
+    assert preview["diff"]["after"]["config_map"] == {KEY: None} and preview["diff"]["after"]["nodes"] == {
+        second: {CONFIG_LABEL: None}
+    }
 
     everywhere = run_module(MODULE, dict(state="absent"))
     assert_ok(everywhere)
@@ -410,7 +470,9 @@ def test_content_staged_without_restart_is_applied_by_the_next_run(kube, run_mod
     target = kube.gpu_nodes()[0]
     assert_ok(run_module(MODULE, dict(replicas=2, nodes=dict(names=[target]))))
 
-    staged = run_module(MODULE, dict(replicas=3, nodes=dict(names=[target]), restart_device_plugin=False, wait_timeout=8))
+    staged = run_module(
+        MODULE, dict(replicas=3, nodes=dict(names=[target]), restart_device_plugin=False, wait_timeout=8)
+    )
 
     assert_ok(staged)
     assert staged["changed"] is True and staged["restarted"] is False
@@ -441,7 +503,9 @@ def test_mixed_mig_resources_can_be_time_sliced(kube, run_module):
     resource = "nvidia.com/mig-" + profile
     kube.patch_policy({"mig": {"strategy": "mixed"}})
     kube.label_node(node, {"nvidia.com/mig.config": layout})
-    mig_node = kube.wait_for_node(node, lambda n: labels(n).get("nvidia.com/mig.config.state") == "success" and allocatable(n, resource) > 0)
+    mig_node = kube.wait_for_node(
+        node, lambda n: labels(n).get("nvidia.com/mig.config.state") == "success" and allocatable(n, resource) > 0
+    )
     instances = allocatable(mig_node, resource)
 
     result = run_module(MODULE, dict(replicas=2, resources=[resource], config_key="mig-x2", nodes=dict(names=[node])))
@@ -453,6 +517,7 @@ def test_mixed_mig_resources_can_be_time_sliced(kube, run_module):
 
 
 # --- waiting ---------------------------------------------------------------------------------
+
 
 def test_wait_timeout_says_what_each_node_still_shows(kube, run_module):
     """A MIG change stuck in ``pending`` keeps the device plugin paused on the node (gpu-operator

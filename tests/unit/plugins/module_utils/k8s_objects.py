@@ -14,7 +14,13 @@ __metaclass__ = type
 import copy
 import zlib
 
-NODE_CPU_CAPACITY = {"cpu": "32", "ephemeral-storage": "203056560Ki", "hugepages-1Gi": "0", "memory": "263842112Ki", "pods": "110"}
+NODE_CPU_CAPACITY = {
+    "cpu": "32",
+    "ephemeral-storage": "203056560Ki",
+    "hugepages-1Gi": "0",
+    "memory": "263842112Ki",
+    "pods": "110",
+}
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 NAMESPACE = "gpu-operator"
@@ -38,7 +44,10 @@ def node(name, labels=None, capacity=None, allocatable=None, taints=None, unsche
         "kubernetes.io/os": "linux",
     }
     all_labels.update(labels or {})
-    all_annotations = {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+    all_annotations = {
+        "node.alpha.kubernetes.io/ttl": "0",
+        "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+    }
     all_annotations.update(annotations or {})
     full_capacity = dict(NODE_CPU_CAPACITY, **(capacity or {}))
     spec = {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"], "providerID": "kind://docker/gpushare/%s" % name}
@@ -51,7 +60,7 @@ def node(name, labels=None, capacity=None, allocatable=None, taints=None, unsche
         "kind": "Node",
         "metadata": {
             "name": name,
-            "uid": "4b5d3c2a-0000-4000-8000-%012d" % (zlib.crc32(name.encode()) % 10 ** 12),
+            "uid": "4b5d3c2a-0000-4000-8000-%012d" % (zlib.crc32(name.encode()) % 10**12),
             "resourceVersion": _next_resource_version(),
             "creationTimestamp": "2026-01-01T00:00:00Z",
             "labels": all_labels,
@@ -61,8 +70,16 @@ def node(name, labels=None, capacity=None, allocatable=None, taints=None, unsche
         "status": {
             "capacity": full_capacity,
             "allocatable": dict(full_capacity, **(allocatable or {})),
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
-                            "lastHeartbeatTime": "2026-01-01T00:05:00Z", "lastTransitionTime": "2026-01-01T00:00:30Z"}],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": "2026-01-01T00:05:00Z",
+                    "lastTransitionTime": "2026-01-01T00:00:30Z",
+                }
+            ],
             "nodeInfo": {"architecture": "amd64", "kubeletVersion": "v1.33.1", "operatingSystem": "linux"},
         },
     }
@@ -95,55 +112,114 @@ def gfd_labels(product, count, memory, replicas=1, strategy="none", family="ampe
 def t4_node(name, count=1, config=None, **kwargs):
     """An unshared T4 node (no MIG), optionally labelled with a device-plugin config key."""
     extra = {"nvidia.com/device-plugin.config": config} if config else {}
-    return node(name, gfd_labels("Tesla-T4", count, 15360, family="turing", **extra),
-                capacity={"nvidia.com/gpu": str(count)}, **kwargs)
+    return node(
+        name,
+        gfd_labels("Tesla-T4", count, 15360, family="turing", **extra),
+        capacity={"nvidia.com/gpu": str(count)},
+        **kwargs,
+    )
 
 
 def t4_time_sliced(name, replicas, count=1, config=None):
     """A T4 node on which time-slicing x``replicas`` is in effect."""
     extra = {"nvidia.com/device-plugin.config": config} if config else {}
-    return node(name, gfd_labels("Tesla-T4-SHARED", count, 15360, replicas=replicas, strategy="time-slicing", family="turing", **extra),
-                capacity={"nvidia.com/gpu": str(count * replicas)})
+    return node(
+        name,
+        gfd_labels(
+            "Tesla-T4-SHARED", count, 15360, replicas=replicas, strategy="time-slicing", family="turing", **extra
+        ),
+        capacity={"nvidia.com/gpu": str(count * replicas)},
+    )
 
 
 def a100_node(name, count=2, config=None):
     """An unshared A100 PCIe 40GB node, MIG capable but disabled."""
-    extra = {"nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-disabled", "nvidia.com/mig.config.state": "success"}
+    extra = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/mig.config": "all-disabled",
+        "nvidia.com/mig.config.state": "success",
+    }
     if config:
         extra["nvidia.com/device-plugin.config"] = config
-    return node(name, gfd_labels("NVIDIA-A100-PCIE-40GB", count, 40960, mig_capable=True, **extra), capacity={"nvidia.com/gpu": str(count)})
+    return node(
+        name,
+        gfd_labels("NVIDIA-A100-PCIE-40GB", count, 40960, mig_capable=True, **extra),
+        capacity={"nvidia.com/gpu": str(count)},
+    )
 
 
 def h100_mig_single(name):
     """An H100 with every GPU in 1g.10gb MIG mode under the single strategy."""
-    return node(name, gfd_labels("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", 14, 9984, family="hopper", mig_capable=True, **{
-        "nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-1g.10gb", "nvidia.com/mig.config.state": "success"}),
-        capacity={"nvidia.com/gpu": "14"})
+    return node(
+        name,
+        gfd_labels(
+            "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb",
+            14,
+            9984,
+            family="hopper",
+            mig_capable=True,
+            **{
+                "nvidia.com/mig.strategy": "single",
+                "nvidia.com/mig.config": "all-1g.10gb",
+                "nvidia.com/mig.config.state": "success",
+            },
+        ),
+        capacity={"nvidia.com/gpu": "14"},
+    )
 
 
 def h100_mig_mixed(name, config=None):
     """An H100 x2 in all-balanced MIG under the mixed strategy: 4x 1g.10gb, 2x 2g.20gb, 2x 3g.40gb."""
     extra = {
-        "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": "all-balanced", "nvidia.com/mig.config.state": "success",
-        "nvidia.com/mig-1g.10gb.count": "4", "nvidia.com/mig-1g.10gb.memory": "9984", "nvidia.com/mig-1g.10gb.replicas": "1",
-        "nvidia.com/mig-1g.10gb.slices.gi": "1", "nvidia.com/mig-1g.10gb.slices.ci": "1",
-        "nvidia.com/mig-2g.20gb.count": "2", "nvidia.com/mig-2g.20gb.memory": "20096", "nvidia.com/mig-2g.20gb.replicas": "1",
-        "nvidia.com/mig-3g.40gb.count": "2", "nvidia.com/mig-3g.40gb.memory": "40320", "nvidia.com/mig-3g.40gb.replicas": "1",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig.config": "all-balanced",
+        "nvidia.com/mig.config.state": "success",
+        "nvidia.com/mig-1g.10gb.count": "4",
+        "nvidia.com/mig-1g.10gb.memory": "9984",
+        "nvidia.com/mig-1g.10gb.replicas": "1",
+        "nvidia.com/mig-1g.10gb.slices.gi": "1",
+        "nvidia.com/mig-1g.10gb.slices.ci": "1",
+        "nvidia.com/mig-2g.20gb.count": "2",
+        "nvidia.com/mig-2g.20gb.memory": "20096",
+        "nvidia.com/mig-2g.20gb.replicas": "1",
+        "nvidia.com/mig-3g.40gb.count": "2",
+        "nvidia.com/mig-3g.40gb.memory": "40320",
+        "nvidia.com/mig-3g.40gb.replicas": "1",
     }
     if config:
         extra["nvidia.com/device-plugin.config"] = config
-    return node(name, gfd_labels("NVIDIA-H100-80GB-HBM3", 2, 81559, family="hopper", mig_capable=True, **extra),
-                capacity={"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "4", "nvidia.com/mig-2g.20gb": "2", "nvidia.com/mig-3g.40gb": "2"})
+    return node(
+        name,
+        gfd_labels("NVIDIA-H100-80GB-HBM3", 2, 81559, family="hopper", mig_capable=True, **extra),
+        capacity={
+            "nvidia.com/gpu": "0",
+            "nvidia.com/mig-1g.10gb": "4",
+            "nvidia.com/mig-2g.20gb": "2",
+            "nvidia.com/mig-3g.40gb": "2",
+        },
+    )
 
 
 def cpu_node(name):
     return node(name, {"node-role.kubernetes.io/worker": ""})
 
 
-def cluster_policy(name="cluster-policy", config_name=None, default=None, tolerations=None, mig_strategy="single", annotations=None,
-                   namespace=NAMESPACE):
+def cluster_policy(
+    name="cluster-policy",
+    config_name=None,
+    default=None,
+    tolerations=None,
+    mig_strategy="single",
+    annotations=None,
+    namespace=NAMESPACE,
+):
     """A ClusterPolicy (nvidia.com/v1) as the Helm chart creates it; ``tolerations=None`` leaves the field unset."""
-    device_plugin = {"enabled": True, "repository": "nvcr.io/nvidia", "image": "k8s-device-plugin", "version": "v0.17.1"}
+    device_plugin = {
+        "enabled": True,
+        "repository": "nvcr.io/nvidia",
+        "image": "k8s-device-plugin",
+        "version": "v0.17.1",
+    }
     if config_name is not None or default is not None:
         device_plugin["config"] = {}
         if config_name is not None:
@@ -153,8 +229,14 @@ def cluster_policy(name="cluster-policy", config_name=None, default=None, tolera
     daemonsets = {"priorityClassName": "system-node-critical", "updateStrategy": "RollingUpdate"}
     if tolerations is not None:
         daemonsets["tolerations"] = tolerations
-    metadata = {"name": name, "uid": "9f1c0000-0000-4000-8000-000000000001", "resourceVersion": _next_resource_version(), "generation": 1,
-                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app.kubernetes.io/component": "gpu-operator"}}
+    metadata = {
+        "name": name,
+        "uid": "9f1c0000-0000-4000-8000-000000000001",
+        "resourceVersion": _next_resource_version(),
+        "generation": 1,
+        "creationTimestamp": "2026-01-01T00:00:00Z",
+        "labels": {"app.kubernetes.io/component": "gpu-operator"},
+    }
     if annotations:
         metadata["annotations"] = annotations
     return {
@@ -175,8 +257,13 @@ def cluster_policy(name="cluster-policy", config_name=None, default=None, tolera
 
 
 def config_map(data, name=CONFIG_MAP, namespace=NAMESPACE, annotations=None):
-    metadata = {"name": name, "namespace": namespace, "uid": "1c2b0000-0000-4000-8000-000000000002",
-                "resourceVersion": _next_resource_version(), "creationTimestamp": "2026-01-01T00:00:00Z"}
+    metadata = {
+        "name": name,
+        "namespace": namespace,
+        "uid": "1c2b0000-0000-4000-8000-000000000002",
+        "resourceVersion": _next_resource_version(),
+        "creationTimestamp": "2026-01-01T00:00:00Z",
+    }
     if annotations:
         metadata["annotations"] = annotations
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": dict(data)}
@@ -197,8 +284,12 @@ def container(name="main", image="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", 
 
 
 def pod(name, containers, namespace="ml", node_name=None, phase="Running", init_containers=None):
-    spec = {"containers": containers, "restartPolicy": "Never", "schedulerName": "default-scheduler",
-            "tolerations": [dict(GPU_TOLERATION)]}
+    spec = {
+        "containers": containers,
+        "restartPolicy": "Never",
+        "schedulerName": "default-scheduler",
+        "tolerations": [dict(GPU_TOLERATION)],
+    }
     if init_containers is not None:
         spec["initContainers"] = init_containers
     if node_name is not None:
@@ -206,7 +297,12 @@ def pod(name, containers, namespace="ml", node_name=None, phase="Running", init_
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": "7e3d0000-0000-4000-8000-000000000003", "resourceVersion": _next_resource_version()},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": "7e3d0000-0000-4000-8000-000000000003",
+            "resourceVersion": _next_resource_version(),
+        },
         "spec": spec,
         "status": {"phase": phase, "qosClass": "BestEffort"},
     }

@@ -15,13 +15,15 @@ import yaml
 from ansible.module_utils.basic import AnsibleFallbackNotFound
 from ansible.module_utils.common.parameters import set_fallbacks
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.client import AUTH_ARG_SPEC, build_configuration, k8s_env_fallback
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, k8s_env_fallback
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import build_configuration
 
 pytestmark = pytest.mark.usefixtures("clean_k8s_env")
 
 
 # --- k8s_env_fallback ---------------------------------------------------------------------------
+
 
 def test_first_set_name_wins(monkeypatch):
     monkeypatch.setenv("K8S_AUTH_VERIFY_SSL", "second")
@@ -38,8 +40,19 @@ def test_nothing_set_raises_fallback_not_found():
 @pytest.mark.parametrize(
     "value, expected",
     [
-        ("0", False), ("false", False), ("False", False), ("FALSE", False), ("no", False), ("No", False),
-        ("1", True), ("true", True), ("yes", True), ("on", True), ("off", True), ("anything", True), ("", True),
+        ("0", False),
+        ("false", False),
+        ("False", False),
+        ("FALSE", False),
+        ("no", False),
+        ("No", False),
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+        ("on", True),
+        ("off", True),
+        ("anything", True),
+        ("", True),
     ],
 )
 def test_booleans_read_like_kubernetes_core(monkeypatch, value, expected):
@@ -135,14 +148,17 @@ def call_fallback(spec):
     return fallback[0](*args, **kwargs)
 
 
-@pytest.mark.parametrize("option, env, value, expected", [
-    ("validate_certs", "K8S_AUTH_VALIDATE_CERTS", "0", False),
-    ("validate_certs", "K8S_AUTH_VERIFY_SSL", "yes", True),
-    ("persist_config", "K8S_AUTH_PERSIST_CONFIG", "No", False),
-    ("impersonate_groups", "K8S_AUTH_IMPERSONATE_GROUPS", "a,b", ["a", "b"]),
-    ("ca_cert", "K8S_AUTH_CA_CERT", "/ca.pem", "/ca.pem"),
-    ("client_key", "K8S_AUTH_KEY_FILE", "/key.pem", "/key.pem"),
-])
+@pytest.mark.parametrize(
+    "option, env, value, expected",
+    [
+        ("validate_certs", "K8S_AUTH_VALIDATE_CERTS", "0", False),
+        ("validate_certs", "K8S_AUTH_VERIFY_SSL", "yes", True),
+        ("persist_config", "K8S_AUTH_PERSIST_CONFIG", "No", False),
+        ("impersonate_groups", "K8S_AUTH_IMPERSONATE_GROUPS", "a,b", ["a", "b"]),
+        ("ca_cert", "K8S_AUTH_CA_CERT", "/ca.pem", "/ca.pem"),
+        ("client_key", "K8S_AUTH_KEY_FILE", "/key.pem", "/key.pem"),
+    ],
+)
 def test_single_fallback(monkeypatch, option, env, value, expected):
     monkeypatch.setenv(env, value)
     assert call_fallback(AUTH_ARG_SPEC[option]) == expected
@@ -158,6 +174,7 @@ def test_proxy_header_fallbacks(monkeypatch):
 
 # --- build_configuration ------------------------------------------------------------------------
 
+
 def kubeconfig_dict(current="dev"):
     return {
         "apiVersion": "v1",
@@ -166,7 +183,10 @@ def kubeconfig_dict(current="dev"):
             {"name": "dev", "cluster": {"server": "https://dev.example.com:6443", "insecure-skip-tls-verify": True}},
             {"name": "prod", "cluster": {"server": "https://prod.example.com:6443", "insecure-skip-tls-verify": True}},
         ],
-        "users": [{"name": "dev-admin", "user": {"token": "dev-token"}}, {"name": "prod-admin", "user": {"token": "prod-token"}}],
+        "users": [
+            {"name": "dev-admin", "user": {"token": "dev-token"}},
+            {"name": "prod-admin", "user": {"token": "prod-token"}},
+        ],
         "contexts": [
             {"name": "dev", "context": {"cluster": "dev", "user": "dev-admin", "namespace": "default"}},
             {"name": "prod", "context": {"cluster": "prod", "user": "prod-admin"}},
@@ -193,8 +213,14 @@ def test_host_and_api_key_need_no_kubeconfig(clean_k8s_env):
 
 
 def test_host_and_basic_auth_need_no_kubeconfig(clean_k8s_env):
-    configuration = build_configuration({"host": "https://api.example.com:6443", "username": "ops", "password": "secret", "validate_certs": False})
-    assert (configuration.host, configuration.username, configuration.password) == ("https://api.example.com:6443", "ops", "secret")
+    configuration = build_configuration(
+        {"host": "https://api.example.com:6443", "username": "ops", "password": "secret", "validate_certs": False}
+    )
+    assert (configuration.host, configuration.username, configuration.password) == (
+        "https://api.example.com:6443",
+        "ops",
+        "secret",
+    )
     assert configuration.verify_ssl is False
 
 
@@ -229,10 +255,17 @@ def test_explicit_options_override_the_kubeconfig(clean_k8s_env):
     ca = clean_k8s_env / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
     path = write_kubeconfig(clean_k8s_env / "kubeconfig", kubeconfig_dict())
-    configuration = build_configuration({
-        "kubeconfig": path, "host": "https://override.example.com:6443/", "validate_certs": True, "ca_cert": str(ca),
-        "proxy": "http://proxy:3128", "no_proxy": "localhost", "client_cert": None,
-    })
+    configuration = build_configuration(
+        {
+            "kubeconfig": path,
+            "host": "https://override.example.com:6443/",
+            "validate_certs": True,
+            "ca_cert": str(ca),
+            "proxy": "http://proxy:3128",
+            "no_proxy": "localhost",
+            "client_cert": None,
+        }
+    )
     assert configuration.host == "https://override.example.com:6443"
     assert configuration.verify_ssl is True
     assert configuration.ssl_ca_cert == str(ca)
@@ -242,7 +275,9 @@ def test_explicit_options_override_the_kubeconfig(clean_k8s_env):
 
 def test_explicit_options_still_override_the_kubeconfig_after_a_request(clean_k8s_env):
     path = write_kubeconfig(clean_k8s_env / "kubeconfig", kubeconfig_dict())
-    configuration = build_configuration({"kubeconfig": path, "host": "https://override.example.com:6443", "validate_certs": True})
+    configuration = build_configuration(
+        {"kubeconfig": path, "host": "https://override.example.com:6443", "validate_certs": True}
+    )
     bearer(configuration)  # what ApiClient does before sending each request
     assert (configuration.host, configuration.verify_ssl) == ("https://override.example.com:6443", True)
     # Without host, api_key is applied over the loaded kubeconfig, and must be the token sent.
@@ -251,13 +286,20 @@ def test_explicit_options_still_override_the_kubeconfig_after_a_request(clean_k8
 
 @pytest.mark.parametrize("validate_certs, expected", [(False, False), (True, True)])
 def test_validate_certs_sets_verify_ssl(clean_k8s_env, validate_certs, expected):
-    configuration = build_configuration({"host": "https://api.example.com:6443", "api_key": "t", "validate_certs": validate_certs})
+    configuration = build_configuration(
+        {"host": "https://api.example.com:6443", "api_key": "t", "validate_certs": validate_certs}
+    )
     assert configuration.verify_ssl is expected
 
 
 def test_proxy_headers(clean_k8s_env):
-    configuration = build_configuration({"host": "https://api.example.com:6443", "api_key": "t",
-                                         "proxy_headers": {"user_agent": "gpushare", "proxy_basic_auth": "u:p", "basic_auth": None}})
+    configuration = build_configuration(
+        {
+            "host": "https://api.example.com:6443",
+            "api_key": "t",
+            "proxy_headers": {"user_agent": "gpushare", "proxy_basic_auth": "u:p", "basic_auth": None},
+        }
+    )
     assert configuration.proxy_headers["user-agent"] == "gpushare"
     assert configuration.proxy_headers["proxy-authorization"].startswith("Basic ")
 
@@ -279,7 +321,10 @@ def test_broken_kubeconfig_names_what_to_set(clean_k8s_env, content):
     with pytest.raises(GpuShareError) as error:
         build_configuration({"kubeconfig": str(path)})
     assert error.value.msg.startswith("Could not load the Kubernetes client configuration: ")
-    assert "Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)." in error.value.msg
+    assert (
+        "Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)."
+        in error.value.msg
+    )
 
 
 def test_unknown_context_names_what_to_set(clean_k8s_env):
@@ -292,6 +337,8 @@ def test_host_without_credential_still_needs_a_kubeconfig(clean_k8s_env, monkeyp
     # Outside a cluster, with no kubeconfig at the default location (kubernetes reads KUBECONFIG at import).
     import kubernetes
 
-    monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(clean_k8s_env / "no-such-kubeconfig"))
+    monkeypatch.setattr(
+        kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(clean_k8s_env / "no-such-kubeconfig")
+    )
     with pytest.raises(GpuShareError, match="Set kubeconfig"):
         build_configuration({"host": "https://api.example.com:6443"})

@@ -8,36 +8,51 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     build_sharing_config,
-    dump_config,
     normalize_resource_name,
     parse_sharing_config,
     sharing_method_of,
     validate_sharing_config,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
 
 
 def test_build_time_slicing_default():
     config = build_sharing_config("time-slicing", 4)
     assert config == {
         "version": "v1",
-        "sharing": {"timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+        "sharing": {
+            "timeSlicing": {"renameByDefault": False, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+        },
     }
 
 
 def test_build_mps_full():
-    config = build_sharing_config("mps", 10, ["gpu"], rename_by_default=True, fail_requests_greater_than_one=True, mig_strategy="single")
+    config = build_sharing_config(
+        "mps", 10, ["gpu"], rename_by_default=True, fail_requests_greater_than_one=True, mig_strategy="single"
+    )
     assert config == {
         "version": "v1",
         "flags": {"migStrategy": "single"},
-        "sharing": {"mps": {"renameByDefault": True, "failRequestsGreaterThanOne": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}},
+        "sharing": {
+            "mps": {
+                "renameByDefault": True,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": 10}],
+            }
+        },
     }
 
 
 def test_build_time_slicing_mixed_mig_resources():
-    config = build_sharing_config("time-slicing", 2, ["nvidia.com/gpu", "mig-1g.10gb", {"name": "mig-3g.40gb", "replicas": 3}], mig_strategy="mixed")
+    config = build_sharing_config(
+        "time-slicing",
+        2,
+        ["nvidia.com/gpu", "mig-1g.10gb", {"name": "mig-3g.40gb", "replicas": 3}],
+        mig_strategy="mixed",
+    )
     assert config["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 2},
         {"name": "nvidia.com/mig-1g.10gb", "replicas": 2},
@@ -75,17 +90,41 @@ def test_dump_is_deterministic_and_ordered():
         ({"method": "time-slicing", "replicas": True}, "must be an integer >= 2, got True"),
         ({"method": "time-slicing", "replicas": 4, "resources": []}, "resources must list at least one resource"),
         ({"method": "time-slicing", "replicas": 4, "resources": "gpu"}, "resources must be a list"),
-        ({"method": "time-slicing", "replicas": 4, "resources": [{"replicas": 2}]}, r"resources\[0\]\.name is required"),
-        ({"method": "time-slicing", "replicas": 4, "resources": ["gpu", "nvidia.com/gpu"]}, "nvidia.com/gpu is listed twice"),
-        ({"method": "time-slicing", "replicas": 4, "resources": ["nvidia.com/gpumem"]}, "time-slicing can share nvidia.com/gpu or nvidia.com/mig-<profile>"),
+        (
+            {"method": "time-slicing", "replicas": 4, "resources": [{"replicas": 2}]},
+            r"resources\[0\]\.name is required",
+        ),
+        (
+            {"method": "time-slicing", "replicas": 4, "resources": ["gpu", "nvidia.com/gpu"]},
+            "nvidia.com/gpu is listed twice",
+        ),
+        (
+            {"method": "time-slicing", "replicas": 4, "resources": ["nvidia.com/gpumem"]},
+            "time-slicing can share nvidia.com/gpu or nvidia.com/mig-<profile>",
+        ),
         ({"method": "time-slicing", "replicas": 4, "resources": ["mig-3g"]}, "time-slicing can share"),
-        ({"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "single"}, "exists only with migStrategy mixed"),
-        ({"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "none"}, "exists only with migStrategy mixed"),
+        (
+            {"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "single"},
+            "exists only with migStrategy mixed",
+        ),
+        (
+            {"method": "time-slicing", "replicas": 4, "resources": ["mig-1g.10gb"], "mig_strategy": "none"},
+            "exists only with migStrategy mixed",
+        ),
         ({"method": "mps", "replicas": 4, "resources": ["mig-1g.10gb"]}, "MPS can share only nvidia.com/gpu"),
         ({"method": "mps", "replicas": 4, "mig_strategy": "mixed"}, "MPS cannot be used with migStrategy mixed"),
-        ({"method": "time-slicing", "replicas": 4, "mig_strategy": "auto"}, "flags.migStrategy must be one of none, single, mixed"),
-        ({"method": "time-slicing", "replicas": 4, "rename_by_default": "yes"}, "renameByDefault must be true or false"),
-        ({"method": "mps", "replicas": 4, "fail_requests_greater_than_one": "no"}, "failRequestsGreaterThanOne must be true or false"),
+        (
+            {"method": "time-slicing", "replicas": 4, "mig_strategy": "auto"},
+            "flags.migStrategy must be one of none, single, mixed",
+        ),
+        (
+            {"method": "time-slicing", "replicas": 4, "rename_by_default": "yes"},
+            "renameByDefault must be true or false",
+        ),
+        (
+            {"method": "mps", "replicas": 4, "fail_requests_greater_than_one": "no"},
+            "failRequestsGreaterThanOne must be true or false",
+        ),
     ],
 )
 def test_build_refusals(kwargs, message):
@@ -117,7 +156,12 @@ def test_validate_accepts(text):
         ({"flags": "mixed"}, "flags must be a mapping"),
         ({"sharing": []}, "sharing must be a mapping"),
         (
-            {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}]}, "mps": {"resources": [{"name": "gpu", "replicas": 2}]}}},
+            {
+                "sharing": {
+                    "timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}]},
+                    "mps": {"resources": [{"name": "gpu", "replicas": 2}]},
+                }
+            },
             "sets both timeSlicing and mps",
         ),
         ({"sharing": {"timeSlicing": "yes"}}, r"sharing\.timeSlicing must be a mapping"),
@@ -126,13 +170,34 @@ def test_validate_accepts(text):
         ({"sharing": {"timeSlicing": None, "mps": {}}}, r"sharing\.mps\.resources must list"),
         ({"sharing": {"timeSlicing": {"resources": []}}}, "resources must list at least one resource"),
         ({"sharing": {"timeSlicing": {"resources": ["nvidia.com/gpu"]}}}, r"resources\[0\] must be a mapping"),
-        ({"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu"}]}}}, "must be an integer >= 2, got None"),
-        ({"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 1}]}}}, "must be an integer >= 2, got 1"),
-        ({"sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 0}]}}}, "must be an integer >= 2, got 0"),
-        ({"flags": {"migStrategy": "mixed"}, "sharing": {"mps": {"resources": [{"name": "gpu", "replicas": 2}]}}}, "MPS cannot be used with migStrategy mixed"),
-        ({"sharing": {"mps": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 2}]}}}, "MPS can share only nvidia.com/gpu"),
         (
-            {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}, {"name": "nvidia.com/gpu", "replicas": 4}]}}},
+            {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu"}]}}},
+            "must be an integer >= 2, got None",
+        ),
+        (
+            {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 1}]}}},
+            "must be an integer >= 2, got 1",
+        ),
+        (
+            {"sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 0}]}}},
+            "must be an integer >= 2, got 0",
+        ),
+        (
+            {"flags": {"migStrategy": "mixed"}, "sharing": {"mps": {"resources": [{"name": "gpu", "replicas": 2}]}}},
+            "MPS cannot be used with migStrategy mixed",
+        ),
+        (
+            {"sharing": {"mps": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 2}]}}},
+            "MPS can share only nvidia.com/gpu",
+        ),
+        (
+            {
+                "sharing": {
+                    "timeSlicing": {
+                        "resources": [{"name": "gpu", "replicas": 2}, {"name": "nvidia.com/gpu", "replicas": 4}]
+                    }
+                }
+            },
             "listed twice",
         ),
     ],
@@ -143,8 +208,13 @@ def test_validate_refusals(config, message):
 
 
 def test_validate_names_the_source():
-    with pytest.raises(GpuShareError, match=r"^ConfigMap time-slicing-config key 'a100': sharing\.timeSlicing\.resources\[0\]"):
-        validate_sharing_config({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 1}]}}}, "ConfigMap time-slicing-config key 'a100'")
+    with pytest.raises(
+        GpuShareError, match=r"^ConfigMap time-slicing-config key 'a100': sharing\.timeSlicing\.resources\[0\]"
+    ):
+        validate_sharing_config(
+            {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 1}]}}},
+            "ConfigMap time-slicing-config key 'a100'",
+        )
 
 
 @pytest.mark.parametrize(
@@ -164,7 +234,10 @@ def test_parse_refusals(text, message):
 
 
 def test_parse_accepts_empty_version():
-    assert parse_sharing_config("version: ''\nflags: {migStrategy: none}\n") == {"version": "", "flags": {"migStrategy": "none"}}
+    assert parse_sharing_config("version: ''\nflags: {migStrategy: none}\n") == {
+        "version": "",
+        "flags": {"migStrategy": "none"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -177,7 +250,15 @@ def test_parse_accepts_empty_version():
         ({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 1}]}}}, None),
         ({"sharing": {"timeSlicing": {}}}, None),
         # Both set: the plugin uses MPS.
-        ({"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 4}]}, "mps": {"resources": [{"name": "gpu", "replicas": 2}]}}}, "mps"),
+        (
+            {
+                "sharing": {
+                    "timeSlicing": {"resources": [{"name": "gpu", "replicas": 4}]},
+                    "mps": {"resources": [{"name": "gpu", "replicas": 2}]},
+                }
+            },
+            "mps",
+        ),
         ("not a config", None),
     ],
 )
@@ -185,6 +266,9 @@ def test_sharing_method_of(config, method):
     assert sharing_method_of(config) == method
 
 
-@pytest.mark.parametrize("name, normalized", [("gpu", "nvidia.com/gpu"), ("nvidia.com/gpu", "nvidia.com/gpu"), ("mig-1g.10gb", "nvidia.com/mig-1g.10gb")])
+@pytest.mark.parametrize(
+    "name, normalized",
+    [("gpu", "nvidia.com/gpu"), ("nvidia.com/gpu", "nvidia.com/gpu"), ("mig-1g.10gb", "nvidia.com/mig-1g.10gb")],
+)
 def test_normalize_resource_name(name, normalized):
     assert normalize_resource_name(name) == normalized

@@ -9,9 +9,9 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
     base_product,
-    describe_profiles,
+    describe_mig_profiles,
     find_gpu_model,
     is_valid_profile_name,
     mig_memory_mib,
@@ -212,7 +212,9 @@ def test_mig_profile_of_product(product, profile):
     assert mig_profile_of_product(product) == profile
 
 
-@pytest.mark.parametrize("profile, slices, memory_gb", [("1g.5gb", 1, 5), ("3g.40gb", 3, 40), ("7g.141gb", 7, 141), ("4g.24gb", 4, 24)])
+@pytest.mark.parametrize(
+    "profile, slices, memory_gb", [("1g.5gb", 1, 5), ("3g.40gb", 3, 40), ("7g.141gb", 7, 141), ("4g.24gb", 4, 24)]
+)
 def test_profile_parts(profile, slices, memory_gb):
     assert is_valid_profile_name(profile)
     assert profile_slices(profile) == slices
@@ -231,7 +233,9 @@ def test_max_compute_slices_follows_the_full_gpu_profile():
     assert find_gpu_model("NVIDIA-H100-PCIe", 81559).max_compute_slices == 7
 
 
-@pytest.mark.parametrize("product, memory_mib, profiles", [(row[0], row[1], row[3]) for row in MIG_ROWS], ids=[row[2] for row in MIG_ROWS])
+@pytest.mark.parametrize(
+    "product, memory_mib, profiles", [(row[0], row[1], row[3]) for row in MIG_ROWS], ids=[row[2] for row in MIG_ROWS]
+)
 def test_profile_memory_slices_fit_eight(product, memory_mib, profiles):
     model = find_gpu_model(product, memory_mib)
     # The table's max instances are what eight memory slices allow (or seven compute slices).
@@ -244,11 +248,13 @@ def test_profile_memory_slices_fit_eight(product, memory_mib, profiles):
 def test_mig_memory_mib():
     model = find_gpu_model("NVIDIA-H100-PCIe", 81559)
     assert mig_memory_mib(model, "3g.40gb") == 40960
-    with pytest.raises(GpuShareError, match=r"3g\.20gb does not exist on H100 80GB; valid profiles: 1g\.10gb \(max 7\)"):
+    with pytest.raises(
+        GpuShareError, match=r"3g\.20gb does not exist on H100 80GB; valid profiles: 1g\.10gb \(max 7\)"
+    ):
         mig_memory_mib(model, "3g.20gb")
 
 
 def test_describe_profiles_orders_by_slices():
     model = find_gpu_model("NVIDIA-A30", 24576)
-    assert describe_profiles(model) == "1g.6gb (max 4), 2g.12gb (max 2), 4g.24gb (max 1)"
-    assert describe_profiles(find_gpu_model("Tesla-T4", 15360)) == "none"
+    assert describe_mig_profiles(model) == "1g.6gb (max 4), 2g.12gb (max 2), 4g.24gb (max 1)"
+    assert describe_mig_profiles(find_gpu_model("Tesla-T4", 15360)) == "none"

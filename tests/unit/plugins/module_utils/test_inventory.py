@@ -10,18 +10,6 @@ __metaclass__ = type
 import json
 
 import pytest
-
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config, dump_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.inventory import (
-    build_inventory,
-    describe_profiles,
-    gpu_pods_by_node,
-    gpu_requests,
-    is_active_gpu_pod,
-    tolerates,
-    untolerated_taints,
-)
-
 from k8s_objects import (
     CONFIG_MAP,
     GPU_TAINT,
@@ -37,26 +25,64 @@ from k8s_objects import (
     t4_time_sliced,
 )
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import (
+    gpu_pods_by_node,
+    gpu_requests,
+    is_active_gpu_pod,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
+    build_inventory,
+    describe_device_plugin_profiles,
+    tolerates,
+    untolerated_taints,
+)
+
 DEDICATED_TAINT = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
 
 
 # --- tolerations --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "toleration, taint, expected",
     [
         pytest.param({"operator": "Exists"}, DEDICATED_TAINT, True, id="exists-without-key-matches-all"),
-        pytest.param({"operator": "Exists"}, {"key": "x", "effect": "NoExecute"}, True, id="exists-without-key-any-effect"),
+        pytest.param(
+            {"operator": "Exists"}, {"key": "x", "effect": "NoExecute"}, True, id="exists-without-key-any-effect"
+        ),
         pytest.param({"key": "dedicated", "operator": "Exists"}, DEDICATED_TAINT, True, id="exists-with-key"),
         pytest.param({"key": "other", "operator": "Exists"}, DEDICATED_TAINT, False, id="exists-other-key"),
-        pytest.param({"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}, DEDICATED_TAINT, True, id="exists-same-effect"),
-        pytest.param({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, DEDICATED_TAINT, False, id="exists-other-effect"),
-        pytest.param({"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}, DEDICATED_TAINT, True, id="equal-value"),
+        pytest.param(
+            {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+            DEDICATED_TAINT,
+            True,
+            id="exists-same-effect",
+        ),
+        pytest.param(
+            {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+            DEDICATED_TAINT,
+            False,
+            id="exists-other-effect",
+        ),
+        pytest.param(
+            {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+            DEDICATED_TAINT,
+            True,
+            id="equal-value",
+        ),
         pytest.param({"key": "dedicated", "value": "ml"}, DEDICATED_TAINT, True, id="equal-is-the-default-operator"),
-        pytest.param({"key": "dedicated", "operator": "Equal", "value": "batch"}, DEDICATED_TAINT, False, id="equal-other-value"),
+        pytest.param(
+            {"key": "dedicated", "operator": "Equal", "value": "batch"}, DEDICATED_TAINT, False, id="equal-other-value"
+        ),
         pytest.param({"key": "dedicated", "operator": "Equal"}, DEDICATED_TAINT, False, id="equal-missing-value"),
-        pytest.param({"key": "nvidia.com/gpu", "operator": "Equal", "value": ""}, {"key": "nvidia.com/gpu", "effect": "NoSchedule"}, True,
-                     id="equal-empty-value-matches-valueless-taint"),
+        pytest.param(
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": ""},
+            {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+            True,
+            id="equal-empty-value-matches-valueless-taint",
+        ),
         pytest.param(GPU_TOLERATION, GPU_TAINT, True, id="chart-default-gpu-toleration"),
     ],
 )
@@ -72,8 +98,17 @@ def test_untolerated_taints():
         {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
     ]
     assert untolerated_taints(taints, [GPU_TOLERATION]) == [taints[1], taints[2]]
-    assert untolerated_taints(taints, [GPU_TOLERATION, {"key": "dedicated", "operator": "Exists"},
-                                       {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]) == []
+    assert (
+        untolerated_taints(
+            taints,
+            [
+                GPU_TOLERATION,
+                {"key": "dedicated", "operator": "Exists"},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+            ],
+        )
+        == []
+    )
     assert untolerated_taints(taints, [{"operator": "Exists"}]) == []
     # PreferNoSchedule never keeps a pod off a node.
     assert untolerated_taints([taints[3]], []) == []
@@ -83,19 +118,45 @@ def test_untolerated_taints():
 
 # --- pods ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "containers, init_containers, expected",
     [
         pytest.param([container(limits={"nvidia.com/gpu": "1"})], None, {"nvidia.com/gpu": 1}, id="limits-only"),
-        pytest.param([container(requests={"nvidia.com/gpu": "2", "cpu": "500m"}, limits={"nvidia.com/gpu": "2", "memory": "4Gi"})], None,
-                     {"nvidia.com/gpu": 2}, id="requests-and-limits"),
-        pytest.param([container("a", limits={"nvidia.com/gpu": "1"}), container("b", limits={"nvidia.com/gpu": "2"})], None,
-                     {"nvidia.com/gpu": 3}, id="summed-over-containers"),
-        pytest.param([container(limits={"nvidia.com/gpu.shared": "1"}), container("b", limits={"nvidia.com/mig-1g.10gb": "1"})], None,
-                     {"nvidia.com/gpu.shared": 1, "nvidia.com/mig-1g.10gb": 1}, id="shared-and-mig"),
-        pytest.param([container(limits={"cpu": "1"})], [container("init", limits={"nvidia.com/gpu": "1"})], {}, id="init-containers-ignored"),
-        pytest.param([container(requests={"cpu": "1", "memory": "1Gi"}, limits={"amd.com/gpu": "1", "example.com/fpga": "1"})], None, {},
-                     id="non-nvidia-ignored"),
+        pytest.param(
+            [
+                container(
+                    requests={"nvidia.com/gpu": "2", "cpu": "500m"}, limits={"nvidia.com/gpu": "2", "memory": "4Gi"}
+                )
+            ],
+            None,
+            {"nvidia.com/gpu": 2},
+            id="requests-and-limits",
+        ),
+        pytest.param(
+            [container("a", limits={"nvidia.com/gpu": "1"}), container("b", limits={"nvidia.com/gpu": "2"})],
+            None,
+            {"nvidia.com/gpu": 3},
+            id="summed-over-containers",
+        ),
+        pytest.param(
+            [container(limits={"nvidia.com/gpu.shared": "1"}), container("b", limits={"nvidia.com/mig-1g.10gb": "1"})],
+            None,
+            {"nvidia.com/gpu.shared": 1, "nvidia.com/mig-1g.10gb": 1},
+            id="shared-and-mig",
+        ),
+        pytest.param(
+            [container(limits={"cpu": "1"})],
+            [container("init", limits={"nvidia.com/gpu": "1"})],
+            {},
+            id="init-containers-ignored",
+        ),
+        pytest.param(
+            [container(requests={"cpu": "1", "memory": "1Gi"}, limits={"amd.com/gpu": "1", "example.com/fpga": "1"})],
+            None,
+            {},
+            id="non-nvidia-ignored",
+        ),
         pytest.param([container()], None, {}, id="no-resources"),
         pytest.param([container(limits={"nvidia.com/gpu": "1k"})], None, {}, id="unparsable-quantity-skipped"),
     ],
@@ -132,7 +193,9 @@ def test_gpu_pods_by_node():
         pod("train", GPU_CONTAINER, namespace="ml", node_name="t4-a"),
         pod("done", GPU_CONTAINER, namespace="ml", node_name="t4-a", phase="Succeeded"),
         pod("web", [container(limits={"cpu": "1"})], namespace="web", node_name="t4-a"),
-        pod("infer", [container(limits={"nvidia.com/gpu": "2"})], namespace="serving", node_name="t4-b", phase="Pending"),
+        pod(
+            "infer", [container(limits={"nvidia.com/gpu": "2"})], namespace="serving", node_name="t4-b", phase="Pending"
+        ),
     ]
     assert gpu_pods_by_node(pods) == {
         "t4-a": [{"namespace": "ml", "name": "train", "phase": "Running", "requests": {"nvidia.com/gpu": 1}}],
@@ -142,16 +205,25 @@ def test_gpu_pods_by_node():
 
 # --- profiles -----------------------------------------------------------------------------------
 
+
 def test_describe_profiles():
-    cm = config_map({
-        "t4": dump_config(build_sharing_config("time-slicing", 4)),
-        "a100-mps": dump_config(build_sharing_config("mps", 10, rename_by_default=True)),
-        "mig": dump_config(build_sharing_config("time-slicing", 2, resources=["nvidia.com/mig-1g.10gb", {"name": "nvidia.com/mig-3g.40gb", "replicas": 3}],
-                                                mig_strategy="mixed")),
-        "plain": "version: v1\nflags:\n  migStrategy: none\n",
-        "broken": "version: v1\nsharing:\n  timeSlicing: [oops",
-    })
-    profiles = describe_profiles(cm)
+    cm = config_map(
+        {
+            "t4": dump_config(build_sharing_config("time-slicing", 4)),
+            "a100-mps": dump_config(build_sharing_config("mps", 10, rename_by_default=True)),
+            "mig": dump_config(
+                build_sharing_config(
+                    "time-slicing",
+                    2,
+                    resources=["nvidia.com/mig-1g.10gb", {"name": "nvidia.com/mig-3g.40gb", "replicas": 3}],
+                    mig_strategy="mixed",
+                )
+            ),
+            "plain": "version: v1\nflags:\n  migStrategy: none\n",
+            "broken": "version: v1\nsharing:\n  timeSlicing: [oops",
+        }
+    )
+    profiles = describe_device_plugin_profiles(cm)
     assert list(profiles) == ["a100-mps", "broken", "mig", "plain", "t4"]
     assert profiles["t4"] == {"method": "time-slicing", "rename_by_default": False, "resources": {"nvidia.com/gpu": 4}}
     assert profiles["a100-mps"] == {"method": "mps", "rename_by_default": True, "resources": {"nvidia.com/gpu": 10}}
@@ -161,17 +233,20 @@ def test_describe_profiles():
     assert profiles["broken"]["error"].startswith("key broken is not valid YAML")
 
 
-@pytest.mark.parametrize("cm", [None, config_map({}), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIG_MAP}}])
+@pytest.mark.parametrize(
+    "cm", [None, config_map({}), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIG_MAP}}]
+)
 def test_describe_profiles_of_nothing(cm):
-    assert describe_profiles(cm) == {}
+    assert describe_device_plugin_profiles(cm) == {}
 
 
 def test_describe_profiles_wrong_version():
-    profiles = describe_profiles(config_map({"v2": "version: v2\n"}))
+    profiles = describe_device_plugin_profiles(config_map({"v2": "version: v2\n"}))
     assert "version must be v1" in profiles["v2"]["error"]
 
 
 # --- build_inventory ----------------------------------------------------------------------------
+
 
 def findings_about(inventory, obj):
     return [finding["message"] for finding in inventory["findings"] if finding["object"] == obj]
@@ -183,7 +258,10 @@ def test_build_inventory_of_a_healthy_cluster():
     nodes = [t4_time_sliced("t4-a", 4), t4_time_sliced("t4-b", 4, config="t4"), cpu_node("cpu-1")]
     for gpu_node in nodes[:2]:
         gpu_node["spec"]["taints"] = [dict(GPU_TAINT)]
-    pods = [pod("train", GPU_CONTAINER, node_name="t4-a"), pod("web", [container(limits={"cpu": "1"})], node_name="cpu-1")]
+    pods = [
+        pod("train", GPU_CONTAINER, node_name="t4-a"),
+        pod("web", [container(limits={"cpu": "1"})], node_name="cpu-1"),
+    ]
 
     inventory = build_inventory(policy, cm, nodes, pods)
     assert inventory["findings"] == []
@@ -214,7 +292,9 @@ def test_policy_naming_a_missing_config_map():
 def test_default_key_missing_from_the_config_map():
     cm = config_map({"a100": dump_config(build_sharing_config("time-slicing", 2))})
     inventory = build_inventory(cluster_policy(config_name=CONFIG_MAP, default="t4"), cm, [], [])
-    assert findings_about(inventory, "ClusterPolicy/cluster-policy") == ["spec.devicePlugin.config.default names key t4, which the ConfigMap lacks"]
+    assert findings_about(inventory, "ClusterPolicy/cluster-policy") == [
+        "spec.devicePlugin.config.default names key t4, which the ConfigMap lacks"
+    ]
 
 
 def test_policy_without_device_plugin_config_has_no_policy_finding():
@@ -225,10 +305,15 @@ def test_policy_without_device_plugin_config_has_no_policy_finding():
 
 def test_untolerated_taint_is_a_node_finding():
     policy = cluster_policy(tolerations=[GPU_TOLERATION])
-    tainted = t4_node("t4-a", taints=[dict(GPU_TAINT), dict(DEDICATED_TAINT), {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}])
+    tainted = t4_node(
+        "t4-a",
+        taints=[dict(GPU_TAINT), dict(DEDICATED_TAINT), {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}],
+    )
     inventory = build_inventory(policy, None, [tainted], [])
-    expected = ("taints dedicated:NoSchedule are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets (driver included) "
-                "never land on this node")
+    expected = (
+        "taints dedicated:NoSchedule are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets (driver included) "
+        "never land on this node"
+    )
     assert inventory["nodes"]["t4-a"]["findings"] == [expected]
     assert findings_about(inventory, "Node/t4-a") == [expected]
 
@@ -237,8 +322,12 @@ def test_gpu_taint_is_tolerated_by_the_operator_default_when_the_policy_sets_no_
     # Reference §3/§5: the operator's DaemonSets tolerate nvidia.com/gpu:NoSchedule by default.
     inventory = build_inventory(cluster_policy(tolerations=None), None, [t4_node("t4-a", taints=[dict(GPU_TAINT)])], [])
     assert inventory["findings"] == []
-    inventory = build_inventory(cluster_policy(tolerations=None), None, [t4_node("t4-a", taints=[dict(GPU_TAINT), dict(DEDICATED_TAINT)])], [])
-    assert [finding["message"].split(" are ")[0] for finding in inventory["findings"]] == ["taints dedicated:NoSchedule"]
+    inventory = build_inventory(
+        cluster_policy(tolerations=None), None, [t4_node("t4-a", taints=[dict(GPU_TAINT), dict(DEDICATED_TAINT)])], []
+    )
+    assert [finding["message"].split(" are ")[0] for finding in inventory["findings"]] == [
+        "taints dedicated:NoSchedule"
+    ]
 
 
 def test_node_findings_are_forwarded():
@@ -247,7 +336,12 @@ def test_node_findings_are_forwarded():
     stale["status"]["capacity"]["nvidia.com/gpu"] = stale["status"]["allocatable"]["nvidia.com/gpu"] = "1"
     lost = a100_node("a100-1", config="a100-typo")
     bare = node("new-gpu", {}, capacity={"nvidia.com/gpu": "1"})
-    inventory = build_inventory(cluster_policy(config_name=CONFIG_MAP, tolerations=[GPU_TOLERATION]), cm, [stale, lost, bare, cpu_node("cpu-1")], [])
+    inventory = build_inventory(
+        cluster_policy(config_name=CONFIG_MAP, tolerations=[GPU_TOLERATION]),
+        cm,
+        [stale, lost, bare, cpu_node("cpu-1")],
+        [],
+    )
 
     assert sorted(inventory["nodes"]) == ["a100-1", "new-gpu", "t4-a"]
     assert [f["message"].split(";")[0] for f in inventory["findings"] if f["object"] == "Node/t4-a"] == [
@@ -256,7 +350,9 @@ def test_node_findings_are_forwarded():
     assert findings_about(inventory, "Node/a100-1") == [
         "label nvidia.com/device-plugin.config=a100-typo names no key of the device plugin ConfigMap (keys: t4); the plugin ignores it"
     ]
-    assert findings_about(inventory, "Node/new-gpu") == ["label nvidia.com/gpu.count is missing; GPU Feature Discovery is not running on the node"]
+    assert findings_about(inventory, "Node/new-gpu") == [
+        "label nvidia.com/gpu.count is missing; GPU Feature Discovery is not running on the node"
+    ]
     for name, entry in inventory["nodes"].items():
         assert entry["findings"] == findings_about(inventory, "Node/%s" % name)
 

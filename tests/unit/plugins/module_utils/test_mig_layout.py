@@ -12,8 +12,12 @@ import pytest
 import yaml
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import describe_profiles, find_gpu_model, profile_slices
-from ansible_collections.gpushare.k8s.plugins.module_utils.mig_layout import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
+    describe_mig_profiles,
+    find_gpu_model,
+    profile_slices,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     build_mig_parted_config,
     is_shipped_config_name,
     mig_devices_of,
@@ -65,7 +69,9 @@ def test_max_plus_one_refused(model, profile):
 
 @pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
 def test_foreign_profile_refused(model):
-    with pytest.raises(GpuShareError, match="MIG profile %s does not exist on %s; valid profiles: " % (FOREIGN[model.name], model.name)):
+    with pytest.raises(
+        GpuShareError, match="MIG profile %s does not exist on %s; valid profiles: " % (FOREIGN[model.name], model.name)
+    ):
         validate_mig_layout(layout({FOREIGN[model.name]: 1}), model, 1)
 
 
@@ -82,7 +88,9 @@ def test_too_many_compute_slices_refused(model):
     small = sorted(model.profiles, key=profile_slices)[0]
     largest = max(model.profiles, key=profile_slices)
     devices = {largest: 1, small: 1}
-    with pytest.raises(GpuShareError, match="compute slices per GPU, but a %s has %d" % (model.name, model.max_compute_slices)):
+    with pytest.raises(
+        GpuShareError, match="compute slices per GPU, but a %s has %d" % (model.name, model.max_compute_slices)
+    ):
         validate_mig_layout(layout(devices), model, 1)
 
 
@@ -127,7 +135,9 @@ def test_valid_a100_combinations(devices):
     validate_mig_layout(layout(devices), find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960), 2)
 
 
-@pytest.mark.parametrize("product", ["Tesla-T4", "NVIDIA-A10G", "NVIDIA-L4", "NVIDIA-L40S", "NVIDIA-RTX-A6000", "Tesla-V100-SXM2-16GB"])
+@pytest.mark.parametrize(
+    "product", ["Tesla-T4", "NVIDIA-A10G", "NVIDIA-L4", "NVIDIA-L40S", "NVIDIA-RTX-A6000", "Tesla-V100-SXM2-16GB"]
+)
 def test_non_mig_gpu_refused(product):
     model = find_gpu_model(product, 15360)
     with pytest.raises(GpuShareError, match="node n1 .*%s does not support MIG; use time-slicing or MPS" % model.name):
@@ -136,7 +146,9 @@ def test_non_mig_gpu_refused(product):
         resolve_shipped_config("all-balanced", model, 1, "n1")
     # MIG off is valid anywhere.
     validate_mig_layout(layout({}, enabled=False), model, 1)
-    assert resolve_shipped_config("all-disabled", model, 1) == [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]
+    assert resolve_shipped_config("all-disabled", model, 1) == [
+        {"devices": "all", "mig-enabled": False, "mig-devices": {}}
+    ]
 
 
 def test_unknown_model_refused():
@@ -147,9 +159,17 @@ def test_unknown_model_refused():
 @pytest.mark.parametrize(
     "entries, gpu_count, message",
     [
-        ([{"devices": [0, 4], "mig-enabled": True, "mig-devices": {}}], 4, r"GPU index 4 does not exist; the node has 4 GPUs \(valid indices: 0-3\)"),
+        (
+            [{"devices": [0, 4], "mig-enabled": True, "mig-devices": {}}],
+            4,
+            r"GPU index 4 does not exist; the node has 4 GPUs \(valid indices: 0-3\)",
+        ),
         ([{"devices": [-1], "mig-enabled": True, "mig-devices": {}}], 4, "GPU index -1 does not exist"),
-        ([{"devices": [0], "mig-enabled": True, "mig-devices": {}}], 0, r"GPU index 0 does not exist; the node has 0 GPUs \(valid indices: none\)"),
+        (
+            [{"devices": [0], "mig-enabled": True, "mig-devices": {}}],
+            0,
+            r"GPU index 0 does not exist; the node has 0 GPUs \(valid indices: none\)",
+        ),
         ([{"devices": [], "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
         ([{"devices": "0,1", "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
         ([{"devices": [0, 0], "mig-enabled": True, "mig-devices": {}}], 4, "lists a GPU index twice"),
@@ -158,16 +178,44 @@ def test_unknown_model_refused():
             4,
             "entry 1: devices \\[1, 2\\] overlap an earlier entry",
         ),
-        ([{"devices": [0], "mig-enabled": False}, {"devices": "all", "mig-enabled": True, "mig-devices": {}}], 4, "overlap an earlier entry"),
-        ([{"devices": "all", "mig-enabled": False}, {"devices": [3], "mig-enabled": True, "mig-devices": {}}], None, "overlap an earlier entry"),
-        ([{"devices": "all", "mig-enabled": False}, {"devices": "all", "mig-enabled": False}], None, "overlap an earlier entry"),
+        (
+            [{"devices": [0], "mig-enabled": False}, {"devices": "all", "mig-enabled": True, "mig-devices": {}}],
+            4,
+            "overlap an earlier entry",
+        ),
+        (
+            [{"devices": "all", "mig-enabled": False}, {"devices": [3], "mig-enabled": True, "mig-devices": {}}],
+            None,
+            "overlap an earlier entry",
+        ),
+        (
+            [{"devices": "all", "mig-enabled": False}, {"devices": "all", "mig-enabled": False}],
+            None,
+            "overlap an earlier entry",
+        ),
         ([{"devices": "all", "mig-enabled": "yes", "mig-devices": {}}], 1, "mig-enabled must be true or false"),
-        ([{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}], 1, "mig-devices is set but mig-enabled is false"),
+        (
+            [{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}],
+            1,
+            "mig-devices is set but mig-enabled is false",
+        ),
         ([{"devices": "all", "mig-enabled": True, "mig-devices": ["1g.10gb"]}], 1, "mig-devices must map profiles"),
         ([{"devices": "all", "mig-enabled": False, "mig-devices": []}], 1, "mig-devices must map profiles"),
-        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": -1}}], 1, "must be a non-negative integer"),
-        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": "2"}}], 1, "must be a non-negative integer"),
-        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"mig-1g.10gb": 1}}], 1, "MIG profile mig-1g.10gb does not exist"),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": -1}}],
+            1,
+            "must be a non-negative integer",
+        ),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": "2"}}],
+            1,
+            "must be a non-negative integer",
+        ),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"mig-1g.10gb": 1}}],
+            1,
+            "MIG profile mig-1g.10gb does not exist",
+        ),
         (["all"], 1, "entry 0 must be a mapping"),
         ([], 1, "must be a non-empty list"),
         ({"devices": "all"}, 1, "must be a non-empty list"),
@@ -193,7 +241,11 @@ def test_split_layout_across_gpus():
 
 def test_mig_devices_of_all():
     model = find_gpu_model("NVIDIA-H100-80GB-HBM3", 81559)
-    assert mig_devices_of(resolve_shipped_config("all-balanced", model, 8), 8) == {"1g.10gb": 16, "2g.20gb": 8, "3g.40gb": 8}
+    assert mig_devices_of(resolve_shipped_config("all-balanced", model, 8), 8) == {
+        "1g.10gb": 16,
+        "2g.20gb": 8,
+        "3g.40gb": 8,
+    }
     assert mig_devices_of(resolve_shipped_config("all-disabled", model, 8), 8) == {}
     assert mig_devices_of(layout({"1g.10gb": 0, "7g.80gb": 1}), 2) == {"7g.80gb": 2}
 
@@ -219,13 +271,19 @@ def test_is_shipped_config_name(name, shipped):
 
 @pytest.mark.parametrize("model, profile", PROFILE_CASES, ids=PROFILE_IDS)
 def test_resolve_all_profile_uses_max_instances(model, profile):
-    assert resolve_shipped_config("all-" + profile, model, 2) == [{"devices": "all", "mig-enabled": True, "mig-devices": {profile: model.profiles[profile]}}]
+    assert resolve_shipped_config("all-" + profile, model, 2) == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {profile: model.profiles[profile]}}
+    ]
 
 
 @pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
 def test_resolve_all_enabled_and_disabled(model):
-    assert resolve_shipped_config("all-enabled", model, 1) == [{"devices": "all", "mig-enabled": True, "mig-devices": {}}]
-    assert resolve_shipped_config("all-disabled", model, 1) == [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]
+    assert resolve_shipped_config("all-enabled", model, 1) == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {}}
+    ]
+    assert resolve_shipped_config("all-disabled", model, 1) == [
+        {"devices": "all", "mig-enabled": False, "mig-devices": {}}
+    ]
 
 
 @pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
@@ -236,7 +294,7 @@ def test_resolve_foreign_profile_refused(model):
         foreign,
         foreign,
         model.name,
-        describe_profiles(model),
+        describe_mig_profiles(model),
     )
     with pytest.raises(GpuShareError, match="^%s$" % re.escape(message)):
         resolve_shipped_config("all-" + foreign, model, 1, "n1")
@@ -274,7 +332,9 @@ def test_merge_keeps_other_names():
 
 
 def test_merge_same_layout_is_unchanged():
-    text, changed = build_mig_parted_config(EXISTING, "custom-a", [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}])
+    text, changed = build_mig_parted_config(
+        EXISTING, "custom-a", [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]
+    )
     assert changed is False
     assert text == EXISTING
 
@@ -291,7 +351,10 @@ def test_merge_into_nothing_adds_all_disabled(existing):
     assert changed is True
     assert yaml.safe_load(text) == {
         "version": "v1",
-        "mig-configs": {"all-1g.10gb": layout({"1g.10gb": 7}), "all-disabled": [{"devices": "all", "mig-enabled": False, "mig-devices": {}}]},
+        "mig-configs": {
+            "all-1g.10gb": layout({"1g.10gb": 7}),
+            "all-disabled": [{"devices": "all", "mig-enabled": False, "mig-devices": {}}],
+        },
     }
     # Second run over its own output: idempotent.
     assert build_mig_parted_config(text, "all-1g.10gb", layout({"1g.10gb": 7})) == (text, False)

@@ -14,32 +14,46 @@ import pytest
 import yaml
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import find_gpu_model
-from ansible_collections.gpushare.k8s.plugins.module_utils.mig_layout import MIG_PARTED_KEY
-from ansible_collections.gpushare.k8s.plugins.module_utils.mig_planning import (
-    VKS,
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import MIG_PARTED_KEY
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import VKS, cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
     expected_devices,
     physical_gpu_count,
     plan_mig,
-    platform_without_mig,
     single_strategy_problem,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import NodeGpuState
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import RESTORE_ANNOTATION
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION
 
 NAMESPACE = "nvidia-gpu-operator"
 SHIPPED = {
     "all-disabled": [{"devices": "all", "mig-enabled": False}],
     "all-enabled": [{"devices": "all", "mig-enabled": True, "mig-devices": {}}],
-    "all-balanced": [{"device-filter": ["0x20F110DE"], "devices": "all", "mig-enabled": True,
-                      "mig-devices": {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}}],
-    "all-1g.5gb": [{"device-filter": ["0x20F110DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}],
-    "all-1g.10gb": [{"device-filter": ["0x233010DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}],
-    "all-3g.40gb": [{"device-filter": ["0x233010DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}],
+    "all-balanced": [
+        {
+            "device-filter": ["0x20F110DE"],
+            "devices": "all",
+            "mig-enabled": True,
+            "mig-devices": {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1},
+        }
+    ],
+    "all-1g.5gb": [
+        {"device-filter": ["0x20F110DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}
+    ],
+    "all-1g.10gb": [
+        {"device-filter": ["0x233010DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}
+    ],
+    "all-3g.40gb": [
+        {"device-filter": ["0x233010DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}
+    ],
 }
-HALF_AND_WHOLE = [{"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 2}}, {"devices": [1], "mig-enabled": False}]
+HALF_AND_WHOLE = [
+    {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 2}},
+    {"devices": [1], "mig-enabled": False},
+]
 
 
 def config_map(name, configs, annotations=None):
@@ -53,15 +67,36 @@ SHIPPED_CONFIG_MAP = config_map("default-mig-parted-config", SHIPPED)
 
 
 def policy(strategy="single", mig_config_map="default-mig-parted-config"):
-    return {"metadata": {"name": "gpu-cluster-policy"},
-            "spec": {"mig": {"strategy": strategy}, "migManager": {"config": {"name": mig_config_map, "default": "all-disabled"}}}}
+    return {
+        "metadata": {"name": "gpu-cluster-policy"},
+        "spec": {
+            "mig": {"strategy": strategy},
+            "migManager": {"config": {"name": mig_config_map, "default": "all-disabled"}},
+        },
+    }
 
 
-def gpu_node(name, product, count, memory, mig_capable=True, mig_config="all-disabled", state="success", strategy="single", extra=None,
-             zone="us-east-1a"):
-    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": product, "nvidia.com/gpu.count": str(count),
-              "nvidia.com/gpu.memory": str(memory), "nvidia.com/mig.capable": "true" if mig_capable else "false",
-              "nvidia.com/mig.strategy": strategy, "topology.kubernetes.io/zone": zone}
+def gpu_node(
+    name,
+    product,
+    count,
+    memory,
+    mig_capable=True,
+    mig_config="all-disabled",
+    state="success",
+    strategy="single",
+    extra=None,
+    zone="us-east-1a",
+):
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.count": str(count),
+        "nvidia.com/gpu.memory": str(memory),
+        "nvidia.com/mig.capable": "true" if mig_capable else "false",
+        "nvidia.com/mig.strategy": strategy,
+        "topology.kubernetes.io/zone": zone,
+    }
     if mig_capable and mig_config:
         labels.update({"nvidia.com/mig.config": mig_config, "nvidia.com/mig.config.state": state})
     labels.update(extra or {})
@@ -109,14 +144,18 @@ def merge(obj, patch):
 
 # --- requests ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("request_kwargs, message", [
-    (dict(), "either config"),
-    (dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "either config"),
-    (dict(config="half-and-half"), "not a shipped MIG config name"),
-    (dict(layout=HALF_AND_WHOLE), "needs config_name"),
-    (dict(layout=HALF_AND_WHOLE, config_name="all-balanced"), "is a shipped MIG config name"),
-    (dict(config="all-balanced", strategy="none"), "strategy must be one of"),
-])
+
+@pytest.mark.parametrize(
+    "request_kwargs, message",
+    [
+        (dict(), "either config"),
+        (dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "either config"),
+        (dict(config="half-and-half"), "not a shipped MIG config name"),
+        (dict(layout=HALF_AND_WHOLE), "needs config_name"),
+        (dict(layout=HALF_AND_WHOLE, config_name="all-balanced"), "is a shipped MIG config name"),
+        (dict(config="all-balanced", strategy="none"), "strategy must be one of"),
+    ],
+)
 def test_invalid_requests(request_kwargs, message):
     assert message in refusal(MigRequest(["gpu-a100-0"], **request_kwargs))
 
@@ -131,12 +170,20 @@ def test_unknown_node_refused():
 
 # --- shipped configurations -------------------------------------------------------------------
 
+
 def test_shipped_config_labels_node_clears_state_and_records_previous_label():
     result = plan(MigRequest(["gpu-a100-0"], config="all-1g.5gb"))
-    assert result.changed and not result.policy_patch and result.create_config_map is None and result.config_map_patch is None
+    assert (
+        result.changed
+        and not result.policy_patch
+        and result.create_config_map is None
+        and result.config_map_patch is None
+    )
     patch = result.node_patches["gpu-a100-0"]
     assert patch["metadata"]["labels"] == {"nvidia.com/mig.config": "all-1g.5gb", "nvidia.com/mig.config.state": None}
-    assert json.loads(patch["metadata"]["annotations"][RESTORE_ANNOTATION]) == {"labels": {"nvidia.com/mig.config": "all-disabled"}}
+    assert json.loads(patch["metadata"]["annotations"][RESTORE_ANNOTATION]) == {
+        "labels": {"nvidia.com/mig.config": "all-disabled"}
+    }
     assert result.expectations["gpu-a100-0"].devices == {"1g.5gb": 14}
     assert result.config_map == "default-mig-parted-config"
     assert result.before["nodes"] == {"gpu-a100-0": {"nvidia.com/mig.config": "all-disabled"}}
@@ -147,21 +194,30 @@ def test_strategy_patched_only_when_it_differs_and_recorded():
     assert plan(MigRequest(["gpu-a100-0"], config="all-1g.5gb", strategy="single")).policy_patch is None
     result = plan(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"))
     assert result.policy_patch["spec"] == {"mig": {"strategy": "mixed"}}
-    assert json.loads(result.policy_patch["metadata"]["annotations"][RESTORE_ANNOTATION]) == {"spec": {"mig.strategy": "single"}}
+    assert json.loads(result.policy_patch["metadata"]["annotations"][RESTORE_ANNOTATION]) == {
+        "spec": {"mig.strategy": "single"}
+    }
     assert result.expectations["gpu-a100-0"].strategy == "mixed"
     assert result.after["cluster_policy"]["mig.strategy"] == "mixed"
 
 
 def test_mixed_strategy_refused_while_any_node_uses_mps():
-    nodes = fleet() + [t4("gpu-t4-1", extra={"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/mps.capable": "true"})]
+    nodes = fleet() + [
+        t4("gpu-t4-1", extra={"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/mps.capable": "true"})
+    ]
     with pytest.raises(GpuShareError, match="gpu-t4-1 use MPS"):
         plan(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=nodes)
     assert plan(MigRequest(["gpu-a100-0"], config="all-1g.5gb", strategy="single"), nodes=nodes).policy_patch is None
 
 
 def test_strategy_change_warns_about_other_mig_nodes():
-    nodes = fleet() + [h100("gpu-h100-1", mig_config="all-1g.10gb", extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb",
-                                                                           "nvidia.com/gpu.count": "56"})]
+    nodes = fleet() + [
+        h100(
+            "gpu-h100-1",
+            mig_config="all-1g.10gb",
+            extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "nvidia.com/gpu.count": "56"},
+        )
+    ]
     result = plan(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=nodes)
     assert any("gpu-h100-1" in warning for warning in result.warnings)
 
@@ -171,21 +227,29 @@ def test_second_run_after_success_changes_nothing():
     the_policy = policy()
     first = plan(request, the_policy=the_policy)
     node = merge(a100("gpu-a100-0"), first.node_patches["gpu-a100-0"])
-    node["metadata"]["labels"].update({"nvidia.com/mig.config.state": "success", "nvidia.com/mig.strategy": "mixed",
-                                       "nvidia.com/mig-1g.5gb.count": "14"})
+    node["metadata"]["labels"].update(
+        {
+            "nvidia.com/mig.config.state": "success",
+            "nvidia.com/mig.strategy": "mixed",
+            "nvidia.com/mig-1g.5gb.count": "14",
+        }
+    )
     the_policy = merge(the_policy, first.policy_patch)
     second = plan(request, nodes=[node], the_policy=the_policy)
     assert not second.changed
     assert second.expectations["gpu-a100-0"].problem(node) is None
 
 
-@pytest.mark.parametrize("node, config, message", [
-    (h100(), "all-3g.20gb", "uses profile 3g.20gb, which H100 80GB does not have"),
-    (a100(), "all-1g.20gb", "uses profile 1g.20gb"),
-    (t4(), "all-balanced", "T4 does not support MIG"),
-    (gpu_node("gpu-l4-0", "NVIDIA-L4", 1, 23034, mig_capable=False), "all-enabled", "does not support MIG"),
-    (gpu_node("gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False), "all-1g.5gb", "does not support MIG"),
-])
+@pytest.mark.parametrize(
+    "node, config, message",
+    [
+        (h100(), "all-3g.20gb", "uses profile 3g.20gb, which H100 80GB does not have"),
+        (a100(), "all-1g.20gb", "uses profile 1g.20gb"),
+        (t4(), "all-balanced", "T4 does not support MIG"),
+        (gpu_node("gpu-l4-0", "NVIDIA-L4", 1, 23034, mig_capable=False), "all-enabled", "does not support MIG"),
+        (gpu_node("gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False), "all-1g.5gb", "does not support MIG"),
+    ],
+)
 def test_shipped_config_foreign_to_the_gpu_refused(node, config, message):
     msg = refusal(MigRequest([node["metadata"]["name"]], config=config, strategy="mixed"), nodes=[node])
     assert message in msg and node["metadata"]["name"] in msg
@@ -198,14 +262,23 @@ def test_every_node_problem_reported_at_once():
 
 def test_shipped_name_missing_from_the_configmap_mig_manager_reads_refused():
     active = config_map("default-mig-parted-config", {"all-disabled": SHIPPED["all-disabled"]})
-    assert "has no config all-balanced" in refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), active=active)
+    assert "has no config all-balanced" in refusal(
+        MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), active=active
+    )
     assert "does not exist" in refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), active=None)
 
 
 def test_all_disabled_skips_gpus_without_mig():
-    result = plan(MigRequest(["gpu-t4-0", "gpu-a100-0"], config="all-disabled"),
-                  nodes=[t4(), a100(mig_config="all-1g.5gb", extra={"nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-1g.5gb",
-                                                                    "nvidia.com/gpu.count": "14"})])
+    result = plan(
+        MigRequest(["gpu-t4-0", "gpu-a100-0"], config="all-disabled"),
+        nodes=[
+            t4(),
+            a100(
+                mig_config="all-1g.5gb",
+                extra={"nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-1g.5gb", "nvidia.com/gpu.count": "14"},
+            ),
+        ],
+    )
     assert result.skipped == ["gpu-t4-0"]
     assert list(result.node_patches) == ["gpu-a100-0"]
     assert result.expectations["gpu-a100-0"].devices == {}
@@ -213,14 +286,19 @@ def test_all_disabled_skips_gpus_without_mig():
 
 def test_cpu_node_refused():
     node = {"metadata": {"name": "worker-0", "labels": {}}, "status": {"capacity": {"cpu": "8"}}}
-    assert "has no NVIDIA GPU" in refusal(MigRequest(["worker-0"], config="all-balanced", strategy="mixed"), nodes=[node])
+    assert "has no NVIDIA GPU" in refusal(
+        MigRequest(["worker-0"], config="all-balanced", strategy="mixed"), nodes=[node]
+    )
 
 
 # --- node state -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("state", ["pending", "rebooting"])
 def test_node_with_change_still_pending_refused(state):
-    node = a100(mig_config="all-1g.5gb", state=state, extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"})
+    node = a100(
+        mig_config="all-1g.5gb", state=state, extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"}
+    )
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
     assert "previous MIG change to all-1g.5gb is still %s" % state in msg and "2833" in msg
 
@@ -233,28 +311,43 @@ def test_failed_change_under_the_same_name_refused():
 
 
 def test_physical_gpu_count_under_single_strategy():
-    node = h100(mig_config="all-1g.10gb", extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "nvidia.com/gpu.count": "56",
-                                                 "nvidia.com/gpu.memory": "10240"})
+    node = h100(
+        mig_config="all-1g.10gb",
+        extra={
+            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb",
+            "nvidia.com/gpu.count": "56",
+            "nvidia.com/gpu.memory": "10240",
+        },
+    )
     assert physical_gpu_count(NodeGpuState.from_node(node), {}) == 8
     assert physical_gpu_count(NodeGpuState.from_node(h100()), {}) == 8
-    custom = h100(mig_config="mine", extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb", "nvidia.com/gpu.count": "16"})
+    custom = h100(
+        mig_config="mine",
+        extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb", "nvidia.com/gpu.count": "16"},
+    )
     mine = {"mine": [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}]}
     assert physical_gpu_count(NodeGpuState.from_node(custom), mine) == 8
     assert physical_gpu_count(NodeGpuState.from_node(custom), {}) is None
-    assert "cannot tell its number of physical GPUs" in refusal(MigRequest(["gpu-h100-0"], config="all-disabled"), nodes=[custom])
+    assert "cannot tell its number of physical GPUs" in refusal(
+        MigRequest(["gpu-h100-0"], config="all-disabled"), nodes=[custom]
+    )
 
 
 # --- platforms --------------------------------------------------------------------------------
 
+
 def test_vks_refused_by_name():
     nodes = [gpu_node("vks-gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False, zone="HCM03-1A")]
-    assert platform_without_mig(nodes) == VKS
-    assert platform_without_mig([{"metadata": {"name": "n", "labels": {"vks.vngcloud.vn/nodegroup": "gpu"}}}]) == VKS
-    assert platform_without_mig(fleet()) is None
-    assert "VNG Cloud VKS does not offer MIG" in refusal(MigRequest(["vks-gpu-a10-0"], config="all-balanced"), nodes=nodes)
+    assert cloud_without_mig(nodes) == VKS
+    assert cloud_without_mig([{"metadata": {"name": "n", "labels": {"vks.vngcloud.vn/nodegroup": "gpu"}}}]) == VKS
+    assert cloud_without_mig(fleet()) is None
+    assert "VNG Cloud VKS does not offer MIG" in refusal(
+        MigRequest(["vks-gpu-a10-0"], config="all-balanced"), nodes=nodes
+    )
 
 
 # --- custom layouts ---------------------------------------------------------------------------
+
 
 def test_custom_layout_creates_configmap_from_the_shipped_one_and_points_the_policy_at_it():
     request = MigRequest(["gpu-a100-0"], layout=HALF_AND_WHOLE, config_name="half", strategy="mixed")
@@ -263,16 +356,26 @@ def test_custom_layout_creates_configmap_from_the_shipped_one_and_points_the_pol
     assert written["half"] == HALF_AND_WHOLE
     assert set(SHIPPED) <= set(written)  # the shipped names keep working through the new ConfigMap
     assert result.config_map == "custom-mig-parted-config"
-    assert result.policy_patch["spec"] == {"mig": {"strategy": "mixed"}, "migManager": {"config": {"name": "custom-mig-parted-config"}}}
+    assert result.policy_patch["spec"] == {
+        "mig": {"strategy": "mixed"},
+        "migManager": {"config": {"name": "custom-mig-parted-config"}},
+    }
     record = json.loads(result.policy_patch["metadata"]["annotations"][RESTORE_ANNOTATION])
-    assert record == {"spec": {"mig.strategy": "single", "migManager.config": {"name": "default-mig-parted-config", "default": "all-disabled"}}}
+    assert record == {
+        "spec": {
+            "mig.strategy": "single",
+            "migManager.config": {"name": "default-mig-parted-config", "default": "all-disabled"},
+        }
+    }
     assert result.expectations["gpu-a100-0"].devices == {"3g.20gb": 2}
     assert result.before["config_map"] == {"half": None} and result.after["config_map"] == {"half": HALF_AND_WHOLE}
 
 
 def test_custom_layout_merged_into_existing_configmap_keeping_other_configs():
     target = config_map("custom-mig-parted-config", {"theirs": SHIPPED["all-1g.5gb"]})
-    result = plan(MigRequest(["gpu-a100-0"], layout=HALF_AND_WHOLE, config_name="half", strategy="mixed"), target=target)
+    result = plan(
+        MigRequest(["gpu-a100-0"], layout=HALF_AND_WHOLE, config_name="half", strategy="mixed"), target=target
+    )
     written = yaml.safe_load(result.config_map_patch["data"][MIG_PARTED_KEY])["mig-configs"]
     assert set(written) == {"theirs", "half", "all-disabled"}
     record = json.loads(result.config_map_patch["metadata"]["annotations"][RESTORE_ANNOTATION])
@@ -292,19 +395,28 @@ def test_custom_layout_second_run_changes_nothing():
 def test_changing_a_layout_nodes_already_use_refused():
     target = config_map("custom-mig-parted-config", {"half": HALF_AND_WHOLE})
     other = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}]
-    msg = refusal(MigRequest(["gpu-a100-0"], layout=other, config_name="half", strategy="mixed"),
-                  nodes=[a100(), a100("gpu-a100-1", mig_config="half")], target=target)
+    msg = refusal(
+        MigRequest(["gpu-a100-0"], layout=other, config_name="half", strategy="mixed"),
+        nodes=[a100(), a100("gpu-a100-1", mig_config="half")],
+        target=target,
+    )
     assert "891" in msg and "gpu-a100-1" in msg
 
 
-@pytest.mark.parametrize("layout, message", [
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 8}}], "holds at most 7"),
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 3}}], "3 x 3g.20gb asked, but one A100 40GB holds at most"),
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.20gb": 1, "2g.10gb": 2}}], "8 compute slices"),
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.20gb": 1}}], "does not exist on A100 40GB"),
-    ([{"devices": [0], "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}], "leaves GPU(s) 1 of its 2 unassigned"),
-    ([{"devices": [0, 2], "mig-enabled": False}], "GPU index 2 does not exist"),
-])
+@pytest.mark.parametrize(
+    "layout, message",
+    [
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 8}}], "holds at most 7"),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 3}}],
+            "3 x 3g.20gb asked, but one A100 40GB holds at most",
+        ),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.20gb": 1, "2g.10gb": 2}}], "8 compute slices"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.20gb": 1}}], "does not exist on A100 40GB"),
+        ([{"devices": [0], "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}], "leaves GPU(s) 1 of its 2 unassigned"),
+        ([{"devices": [0, 2], "mig-enabled": False}], "GPU index 2 does not exist"),
+    ],
+)
 def test_invalid_custom_layouts_refused(layout, message):
     assert message in refusal(MigRequest(["gpu-a100-0"], layout=layout, config_name="mine", strategy="mixed"))
 
@@ -315,15 +427,28 @@ def test_single_strategy_refuses_layouts_it_cannot_advertise():
     assert plan(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed")).node_patches
 
 
-@pytest.mark.parametrize("layout, problem", [
-    ([{"devices": "all", "mig-enabled": False}], False),
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}], False),
-    ([{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}, {"devices": [1], "mig-enabled": True, "mig-devices": {"1g.5gb": 3}}],
-     False),
-    ([{"devices": "all", "mig-enabled": True, "mig-devices": {}}], True),
-    ([{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}, {"devices": [1], "mig-enabled": True, "mig-devices": {"2g.10gb": 3}}],
-     True),
-])
+@pytest.mark.parametrize(
+    "layout, problem",
+    [
+        ([{"devices": "all", "mig-enabled": False}], False),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}], False),
+        (
+            [
+                {"devices": [0], "mig-enabled": True, "mig-devices": {"1g.5gb": 7}},
+                {"devices": [1], "mig-enabled": True, "mig-devices": {"1g.5gb": 3}},
+            ],
+            False,
+        ),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {}}], True),
+        (
+            [
+                {"devices": [0], "mig-enabled": True, "mig-devices": {"1g.5gb": 7}},
+                {"devices": [1], "mig-enabled": True, "mig-devices": {"2g.10gb": 3}},
+            ],
+            True,
+        ),
+    ],
+)
 def test_single_strategy_problem(layout, problem):
     assert bool(single_strategy_problem(layout, 2)) is problem
 
@@ -348,24 +473,49 @@ MIG_ROWS = [
 def test_every_mig_row_balanced_own_and_foreign_profiles(product, memory, own, foreign):
     node = gpu_node("n", product, 4, memory)
     model = find_gpu_model(product, memory)
-    balanced = plan(MigRequest(["n"], layout=[{"devices": "all", "mig-enabled": True, "mig-devices": dict(model.balanced)}],
-                               config_name="b", strategy="mixed"), nodes=[node])
+    balanced = plan(
+        MigRequest(
+            ["n"],
+            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": dict(model.balanced)}],
+            config_name="b",
+            strategy="mixed",
+        ),
+        nodes=[node],
+    )
     assert balanced.expectations["n"].devices == dict((p, n * 4) for p, n in model.balanced.items())
-    own_max = plan(MigRequest(["n"], layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {own: model.profiles[own]}}],
-                              config_name="o"), nodes=[node])
+    own_max = plan(
+        MigRequest(
+            ["n"],
+            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {own: model.profiles[own]}}],
+            config_name="o",
+        ),
+        nodes=[node],
+    )
     assert own_max.expectations["n"].devices == {own: model.profiles[own] * 4}
     too_many = [{"devices": "all", "mig-enabled": True, "mig-devices": {own: model.profiles[own] + 1}}]
     assert "holds at most" in refusal(MigRequest(["n"], layout=too_many, config_name="o"), nodes=[node])
-    assert "does not exist on" in refusal(MigRequest(["n"], layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {foreign: 1}}],
-                                                     config_name="f", strategy="mixed"), nodes=[node])
+    assert "does not exist on" in refusal(
+        MigRequest(
+            ["n"],
+            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {foreign: 1}}],
+            config_name="f",
+            strategy="mixed",
+        ),
+        nodes=[node],
+    )
 
 
 # --- expectations -----------------------------------------------------------------------------
 
+
 def test_expectation_problems_and_failure():
     expectation = MigExpectation("all-1g.5gb", {"1g.5gb": 14}, "mixed")
-    pending = a100(mig_config="all-1g.5gb", state="pending", strategy="mixed",
-                   extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"})
+    pending = a100(
+        mig_config="all-1g.5gb",
+        state="pending",
+        strategy="mixed",
+        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
+    )
     assert "pending" in expectation.problem(pending) and "paused-for-mig-change" in expectation.problem(pending)
     assert "2833" in expectation.problem(pending)
     assert "want all-1g.5gb" in expectation.problem(a100())
@@ -378,7 +528,10 @@ def test_expectation_problems_and_failure():
 
 
 def test_single_strategy_devices_read_from_product_and_count():
-    node = h100(mig_config="all-1g.10gb", extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "nvidia.com/gpu.count": "56"})
+    node = h100(
+        mig_config="all-1g.10gb",
+        extra={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "nvidia.com/gpu.count": "56"},
+    )
     assert MigExpectation("all-1g.10gb", {"1g.10gb": 56}, "single").problem(node) is None
     assert MigExpectation("all-1g.10gb", None).problem(node) is None
 

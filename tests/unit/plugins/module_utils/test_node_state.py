@@ -10,16 +10,15 @@ import copy
 import json
 
 import pytest
+from k8s_objects import gfd_labels, node
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     NodeGpuState,
     deploy_label,
-    findings_for_node,
     mig_label,
 )
-
-from k8s_objects import gfd_labels, node
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import findings_for_node
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
@@ -34,14 +33,21 @@ A100_UNSHARED = node(
             "nvidia.com/mig.strategy": "single",
             "nvidia.com/mig.config": "all-disabled",
             "nvidia.com/mig.config.state": "success",
-        }
+        },
     ),
     capacity={"nvidia.com/gpu": "8"},
     taints=[GPU_TAINT],
 )
 T4_TIME_SLICED = node(
     "t4-1",
-    gfd_labels("Tesla-T4-SHARED", 1, 15360, replicas=4, strategy="time-slicing", **{"nvidia.com/mig.capable": "false", LABEL_DEVICE_PLUGIN_CONFIG: "t4"}),
+    gfd_labels(
+        "Tesla-T4-SHARED",
+        1,
+        15360,
+        replicas=4,
+        strategy="time-slicing",
+        **{"nvidia.com/mig.capable": "false", LABEL_DEVICE_PLUGIN_CONFIG: "t4"},
+    ),
     capacity={"nvidia.com/gpu": "4"},
 )
 A100_MPS_RENAMED = node(
@@ -61,7 +67,7 @@ H100_MIG_SINGLE = node(
             "nvidia.com/mig.strategy": "single",
             "nvidia.com/mig.config": "all-1g.10gb",
             "nvidia.com/mig.config.state": "success",
-        }
+        },
     ),
     capacity={"nvidia.com/gpu": "14"},
 )
@@ -82,9 +88,14 @@ H100_MIG_MIXED = node(
             "nvidia.com/mig-2g.20gb.count": "2",
             "nvidia.com/mig-3g.40gb.count": "2",
             "nvidia.com/mig-3g.40gb.slices.ci": "3",
-        }
+        },
     ),
-    capacity={"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "4", "nvidia.com/mig-2g.20gb": "2", "nvidia.com/mig-3g.40gb": "2"},
+    capacity={
+        "nvidia.com/gpu": "0",
+        "nvidia.com/mig-1g.10gb": "4",
+        "nvidia.com/mig-2g.20gb": "2",
+        "nvidia.com/mig-3g.40gb": "2",
+    },
 )
 PAUSED_LEFT_BEHIND = node(
     "h100-stuck",
@@ -100,7 +111,7 @@ PAUSED_LEFT_BEHIND = node(
             "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
             "nvidia.com/gpu.deploy.gpu-feature-discovery": "paused-for-mig-change",
             "nvidia.com/gpu.deploy.dcgm-exporter": "paused-for-mig-change",
-        }
+        },
     ),
     capacity={"nvidia.com/gpu": "1"},
     unschedulable=True,
@@ -154,7 +165,9 @@ def test_renamed_with_wrong_count():
     broken["status"]["capacity"]["nvidia.com/gpu.shared"] = "8"
     findings = findings_for_node(NodeGpuState.from_node(broken))
     assert len(findings) == 1
-    assert findings[0].startswith("capacity nvidia.com/gpu.shared is 8, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 10 = 20")
+    assert findings[0].startswith(
+        "capacity nvidia.com/gpu.shared is 8, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 10 = 20"
+    )
 
 
 def test_mig_single_h100():
@@ -198,7 +211,9 @@ def test_mig_mixed_missing_resource():
     broken = copy.deepcopy(H100_MIG_MIXED)
     broken["status"]["capacity"].pop("nvidia.com/mig-2g.20gb")
     findings = findings_for_node(NodeGpuState.from_node(broken))
-    assert [finding.split(";")[0] for finding in findings] == ["capacity nvidia.com/mig-2g.20gb is 0, expected nvidia.com/mig-2g.20gb.count x 1 replicas = 2"]
+    assert [finding.split(";")[0] for finding in findings] == [
+        "capacity nvidia.com/mig-2g.20gb is 0, expected nvidia.com/mig-2g.20gb.count x 1 replicas = 2"
+    ]
 
 
 def test_paused_labels_left_behind():
@@ -207,7 +222,10 @@ def test_paused_labels_left_behind():
     assert state.unschedulable is True
     findings = findings_for_node(state)
     assert len(findings) == 1
-    assert "nvidia.com/gpu.deploy.dcgm-exporter, nvidia.com/gpu.deploy.device-plugin, nvidia.com/gpu.deploy.gpu-feature-discovery" in findings[0]
+    assert (
+        "nvidia.com/gpu.deploy.dcgm-exporter, nvidia.com/gpu.deploy.device-plugin, nvidia.com/gpu.deploy.gpu-feature-discovery"
+        in findings[0]
+    )
     assert "left behind while no MIG change is pending" in findings[0]
 
 
@@ -217,7 +235,9 @@ def test_pending_mig_change_is_reported_without_capacity_noise():
     pending["metadata"]["labels"]["nvidia.com/mig.config.state"] = "pending"
     pending["status"]["capacity"]["nvidia.com/gpu"] = "0"
     findings = findings_for_node(NodeGpuState.from_node(pending))
-    assert findings == ["MIG change to all-1g.10gb is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)"]
+    assert findings == [
+        "MIG change to all-1g.10gb is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)"
+    ]
 
 
 def test_failed_mig_change():
@@ -231,7 +251,9 @@ def test_failed_mig_change():
 
 def test_mig_invalid_product():
     invalid = copy.deepcopy(H100_MIG_SINGLE)
-    invalid["metadata"]["labels"].update({"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-INVALID", "nvidia.com/gpu.count": "0"})
+    invalid["metadata"]["labels"].update(
+        {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-INVALID", "nvidia.com/gpu.count": "0"}
+    )
     invalid["status"]["capacity"]["nvidia.com/gpu"] = "0"
     state = NodeGpuState.from_node(invalid)
     assert state.mig_enabled is True
@@ -260,8 +282,12 @@ def test_time_sliced_capacity(capacity, expected):
 
 def test_unknown_config_key():
     findings = findings_for_node(NodeGpuState.from_node(T4_TIME_SLICED), config_keys=["any", "a100"])
-    assert findings == ["label nvidia.com/device-plugin.config=t4 names no key of the device plugin ConfigMap (keys: a100, any); the plugin ignores it"]
-    assert findings_for_node(NodeGpuState.from_node(T4_TIME_SLICED), config_keys=[])[0].endswith("(keys: none); the plugin ignores it")
+    assert findings == [
+        "label nvidia.com/device-plugin.config=t4 names no key of the device plugin ConfigMap (keys: a100, any); the plugin ignores it"
+    ]
+    assert findings_for_node(NodeGpuState.from_node(T4_TIME_SLICED), config_keys=[])[0].endswith(
+        "(keys: none); the plugin ignores it"
+    )
 
 
 def test_gpu_node_without_gfd():
@@ -270,7 +296,9 @@ def test_gpu_node_without_gfd():
     assert state.is_gpu_node is True
     assert state.product is None and state.gpu_model is None
     assert state.count == 0 and state.replicas == 1 and state.sharing_strategy == "none"
-    assert findings_for_node(state) == ["label nvidia.com/gpu.count is missing; GPU Feature Discovery is not running on the node"]
+    assert findings_for_node(state) == [
+        "label nvidia.com/gpu.count is missing; GPU Feature Discovery is not running on the node"
+    ]
 
 
 def test_cpu_node():
@@ -290,7 +318,10 @@ def test_empty_node_dict():
     assert state.is_gpu_node is False
 
 
-@pytest.mark.parametrize("fixture", [A100_UNSHARED, T4_TIME_SLICED, A100_MPS_RENAMED, H100_MIG_SINGLE, H100_MIG_MIXED, PAUSED_LEFT_BEHIND, CPU_NODE])
+@pytest.mark.parametrize(
+    "fixture",
+    [A100_UNSHARED, T4_TIME_SLICED, A100_MPS_RENAMED, H100_MIG_SINGLE, H100_MIG_MIXED, PAUSED_LEFT_BEHIND, CPU_NODE],
+)
 def test_to_dict_is_json(fixture):
     result = NodeGpuState.from_node(fixture).to_dict()
     assert json.loads(json.dumps(result)) == result

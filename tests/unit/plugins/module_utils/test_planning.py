@@ -11,12 +11,6 @@ import copy
 import json
 
 import pytest
-
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config, dump_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.planning import NodeExpectation, SharingRequest, plan_profile
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import RESTORE_ANNOTATION, created_record, read_record
-
 from k8s_objects import (
     CONFIG_MAP,
     NAMESPACE,
@@ -26,14 +20,28 @@ from k8s_objects import (
     config_map,
     cpu_node,
     created_config_map,
+    gfd_labels,
     h100_mig_mixed,
     h100_mig_single,
     labels_of,
     merge_patch,
     node,
-    gfd_labels,
     t4_node,
     t4_time_sliced,
+)
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
+    RESTORE_ANNOTATION,
+    created_record,
+    read_record,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import (
+    NodeExpectation,
+    SharingRequest,
+    plan_profile,
 )
 
 LABEL = "nvidia.com/device-plugin.config"
@@ -44,7 +52,9 @@ MPS4 = build_sharing_config("mps", 4)
 
 
 def present(key, config, node_names=None, make_default=False, restart=None):
-    return SharingRequest("present", key, CONFIG_MAP, config=config, node_names=node_names, make_default=make_default, restart=restart)
+    return SharingRequest(
+        "present", key, CONFIG_MAP, config=config, node_names=node_names, make_default=make_default, restart=restart
+    )
 
 
 def absent(key, node_names=None, restart=None):
@@ -60,8 +70,13 @@ class Cluster(object):
         self.nodes = dict((n["metadata"]["name"], n) for n in nodes)
 
     def plan(self, request):
-        return plan_profile(request, NAMESPACE, copy.deepcopy(self.policy), copy.deepcopy(self.config_map),
-                            [copy.deepcopy(n) for n in self.nodes.values()])
+        return plan_profile(
+            request,
+            NAMESPACE,
+            copy.deepcopy(self.policy),
+            copy.deepcopy(self.config_map),
+            [copy.deepcopy(n) for n in self.nodes.values()],
+        )
 
     def apply(self, plan):
         if plan.create_config_map is not None:
@@ -77,10 +92,13 @@ class Cluster(object):
 
 
 def fresh_cluster(cm=None, policy=None):
-    return Cluster(policy or cluster_policy(), cm, [t4_node("t4-a"), t4_node("t4-b"), t4_node("t4-c"), cpu_node("cpu-1")])
+    return Cluster(
+        policy or cluster_policy(), cm, [t4_node("t4-a"), t4_node("t4-b"), t4_node("t4-c"), cpu_node("cpu-1")]
+    )
 
 
 # --- present on named nodes ---------------------------------------------------------------------
+
 
 def test_present_creates_config_map_points_policy_and_labels_named_nodes():
     cluster = fresh_cluster()
@@ -119,8 +137,10 @@ def test_present_creates_config_map_points_policy_and_labels_named_nodes():
 
 def test_present_patches_only_its_key_of_an_existing_config_map():
     other = dump_config(build_sharing_config("time-slicing", 3))
-    cluster = fresh_cluster(cm=config_map({"a100": other, "notes": "kept by hand"}),
-                            policy=cluster_policy(config_name=CONFIG_MAP, default="a100"))
+    cluster = fresh_cluster(
+        cm=config_map({"a100": other, "notes": "kept by hand"}),
+        policy=cluster_policy(config_name=CONFIG_MAP, default="a100"),
+    )
     plan = cluster.plan(present("t4", TS4, ["t4-a"]))
 
     assert plan.create_config_map is None
@@ -135,14 +155,22 @@ def test_present_patches_only_its_key_of_an_existing_config_map():
 
 
 def test_policy_patch_touches_only_device_plugin_config_and_warns_on_another_config_map():
-    policy = cluster_policy(config_name="old-profiles", default="legacy", tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    policy = cluster_policy(
+        config_name="old-profiles",
+        default="legacy",
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    )
     cluster = fresh_cluster(policy=policy)
     plan = cluster.plan(present("t4", TS4, ["t4-a"], make_default=False))
 
     assert plan.policy_patch["spec"] == {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": "legacy"}}}
-    assert read_record({"metadata": plan.policy_patch["metadata"]}) == {"spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}}
-    assert plan.warnings == ["ClusterPolicy cluster-policy pointed at ConfigMap old-profiles; it now points at time-slicing-config, "
-                             "so profiles kept only in old-profiles no longer apply."]
+    assert read_record({"metadata": plan.policy_patch["metadata"]}) == {
+        "spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}
+    }
+    assert plan.warnings == [
+        "ClusterPolicy cluster-policy pointed at ConfigMap old-profiles; it now points at time-slicing-config, "
+        "so profiles kept only in old-profiles no longer apply."
+    ]
     after = cluster.apply(plan).policy
     expected = copy.deepcopy(policy)
     expected["spec"]["devicePlugin"]["config"]["name"] = CONFIG_MAP
@@ -151,8 +179,11 @@ def test_policy_patch_touches_only_device_plugin_config_and_warns_on_another_con
 
 
 def test_node_label_patches_only_where_the_label_differs():
-    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP), config_map({"t4": dump_config(TS4)}),
-                      [t4_node("t4-a", config="t4"), t4_node("t4-b", config="other"), t4_node("t4-c")])
+    cluster = Cluster(
+        cluster_policy(config_name=CONFIG_MAP),
+        config_map({"t4": dump_config(TS4)}),
+        [t4_node("t4-a", config="t4"), t4_node("t4-b", config="other"), t4_node("t4-c")],
+    )
     plan = cluster.plan(present("t4", TS4, ["t4-a", "t4-b", "t4-c"]))
 
     assert sorted(plan.node_patches) == ["t4-b", "t4-c"]
@@ -174,7 +205,13 @@ def test_second_identical_plan_changes_nothing():
     second = cluster.plan(request)
 
     assert second.changed is False
-    assert (second.create_config_map, second.config_map_patch, second.policy_patch, second.node_patches, second.restart) == (None, None, None, {}, False)
+    assert (
+        second.create_config_map,
+        second.config_map_patch,
+        second.policy_patch,
+        second.node_patches,
+        second.restart,
+    ) == (None, None, None, {}, False)
     # Still waited for: the nodes must show the profile.
     assert sorted(second.expectations) == ["t4-a", "t4-b"]
     assert second.before["config_map"] == second.after["config_map"] == {"t4": dump_config(TS4)}
@@ -182,12 +219,17 @@ def test_second_identical_plan_changes_nothing():
 
 def test_restore_records_are_written_once_and_never_overwritten():
     original = dump_config(TS2)
-    cluster = Cluster(cluster_policy(config_name="old-profiles", default="legacy"), config_map({"t4": original}),
-                      [t4_node("t4-a", config="hand-made"), t4_node("t4-b")])
+    cluster = Cluster(
+        cluster_policy(config_name="old-profiles", default="legacy"),
+        config_map({"t4": original}),
+        [t4_node("t4-a", config="hand-made"), t4_node("t4-b")],
+    )
 
     cluster.apply(cluster.plan(present("t4", TS4, ["t4-a"])))
     assert read_record(cluster.config_map) == {"data": {"t4": original}}
-    assert read_record(cluster.policy) == {"spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}}
+    assert read_record(cluster.policy) == {
+        "spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}
+    }
     assert read_record(cluster.nodes["t4-a"]) == {"labels": {LABEL: "hand-made"}}
 
     # Change everything again: the records keep the pre-collection values, and no patch rewrites them.
@@ -197,7 +239,9 @@ def test_restore_records_are_written_once_and_never_overwritten():
     assert "metadata" in second.node_patches["t4-b"]  # t4-b is changed for the first time
     cluster.apply(second)
     assert read_record(cluster.config_map) == {"data": {"t4": original}}
-    assert read_record(cluster.policy) == {"spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}}
+    assert read_record(cluster.policy) == {
+        "spec": {"devicePlugin.config": {"name": "old-profiles", "default": "legacy"}}
+    }
     assert read_record(cluster.nodes["t4-b"]) == {"labels": {LABEL: None}}
 
     # Removing the profile does not touch the records either.
@@ -219,6 +263,7 @@ def test_unrelated_annotations_survive_the_patches():
 
 # --- restart decision -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "existing, node_label, policy_default, forced, shows_replicas, expected",
     [
@@ -237,7 +282,11 @@ def test_restart_decision(existing, node_label, policy_default, forced, shows_re
     data = {"other": dump_config(TS8)}
     if existing is not None:
         data["t4"] = dump_config(existing)
-    shown = t4_time_sliced("t4-a", shows_replicas, config=node_label) if shows_replicas else t4_node("t4-a", config=node_label)
+    shown = (
+        t4_time_sliced("t4-a", shows_replicas, config=node_label)
+        if shows_replicas
+        else t4_node("t4-a", config=node_label)
+    )
     cluster = Cluster(cluster_policy(config_name=CONFIG_MAP, default=policy_default), config_map(data), [shown])
     plan = cluster.plan(present("t4", TS4, ["t4-a"], restart=forced))
     assert plan.restart is expected
@@ -246,18 +295,28 @@ def test_restart_decision(existing, node_label, policy_default, forced, shows_re
 
 
 def test_unparsable_key_is_repaired_and_restarts_its_nodes():
-    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP), config_map({"t4": "version: v1\nsharing: [unclosed"}), [t4_node("t4-a", config="t4")])
+    cluster = Cluster(
+        cluster_policy(config_name=CONFIG_MAP),
+        config_map({"t4": "version: v1\nsharing: [unclosed"}),
+        [t4_node("t4-a", config="t4")],
+    )
     plan = cluster.plan(present("t4", TS4, ["t4-a"]))
     assert plan.config_map_patch["data"] == {"t4": dump_config(TS4)}
-    assert read_record({"metadata": plan.config_map_patch["metadata"]}) == {"data": {"t4": "version: v1\nsharing: [unclosed"}}
+    assert read_record({"metadata": plan.config_map_patch["metadata"]}) == {
+        "data": {"t4": "version: v1\nsharing: [unclosed"}
+    }
     assert plan.restart is True
 
 
 # --- make_default -------------------------------------------------------------------------------
 
+
 def test_make_default_targets_every_unlabelled_gpu_node_and_skips_cpu_nodes():
-    cluster = Cluster(cluster_policy(), config_map({"other": dump_config(TS8)}),
-                      [t4_node("t4-a"), t4_node("t4-b", config="other"), a100_node("a100-1"), cpu_node("cpu-1")])
+    cluster = Cluster(
+        cluster_policy(),
+        config_map({"other": dump_config(TS8)}),
+        [t4_node("t4-a"), t4_node("t4-b", config="other"), a100_node("a100-1"), cpu_node("cpu-1")],
+    )
     plan = cluster.plan(present("t4", TS4, make_default=True))
 
     assert plan.policy_patch["spec"] == {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": "t4"}}}
@@ -289,24 +348,55 @@ MIXED_TS_MISSING = build_sharing_config("time-slicing", 2, resources=["nvidia.co
 @pytest.mark.parametrize(
     "config, node_names, existing, message",
     [
-        pytest.param(TS4, ["t4-a", "ghost", "also-missing"], None, r"^Node\(s\) not found: also-missing, ghost\.$", id="missing-nodes"),
+        pytest.param(
+            TS4,
+            ["t4-a", "ghost", "also-missing"],
+            None,
+            r"^Node\(s\) not found: also-missing, ghost\.$",
+            id="missing-nodes",
+        ),
         pytest.param(TS4, ["cpu-1"], None, r"node cpu-1 has no NVIDIA GPU", id="cpu-node"),
-        pytest.param(TS4, ["h100-single"], None,
-                     r"node h100-single has its GPUs in MIG mode \(NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\): nvidia.com/gpu counts MIG devices",
-                     id="mig-single-gpu"),
+        pytest.param(
+            TS4,
+            ["h100-single"],
+            None,
+            r"node h100-single has its GPUs in MIG mode \(NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\): nvidia.com/gpu counts MIG devices",
+            id="mig-single-gpu",
+        ),
         pytest.param(TS4, ["h100-mixed"], None, r"node h100-mixed has its GPUs in MIG mode", id="mig-mixed-gpu"),
-        pytest.param(MPS4, ["h100-single"], None, r"node h100-single has MIG enabled \(strategy single\): MPS shares only whole GPUs", id="mps-mig-single"),
-        pytest.param(MPS4, ["h100-mixed"], None, r"node h100-mixed has MIG enabled \(strategy mixed\)", id="mps-mig-mixed"),
-        pytest.param(TS4, ["t4-a"], MPS4, r"key t4 already holds a mps profile; choose another config_key", id="key-holds-mps"),
+        pytest.param(
+            MPS4,
+            ["h100-single"],
+            None,
+            r"node h100-single has MIG enabled \(strategy single\): MPS shares only whole GPUs",
+            id="mps-mig-single",
+        ),
+        pytest.param(
+            MPS4, ["h100-mixed"], None, r"node h100-mixed has MIG enabled \(strategy mixed\)", id="mps-mig-mixed"
+        ),
+        pytest.param(
+            TS4, ["t4-a"], MPS4, r"key t4 already holds a mps profile; choose another config_key", id="key-holds-mps"
+        ),
         pytest.param(MPS4, ["t4-a"], TS2, r"key t4 already holds a time-slicing profile", id="key-holds-time-slicing"),
-        pytest.param(MIXED_TS_MISSING, ["h100-mixed"], None, r"node h100-mixed advertises no nvidia.com/mig-1g.5gb", id="mig-profile-missing"),
-        pytest.param(MIXED_TS, ["t4-a"], None, r"node t4-a advertises no nvidia.com/mig-1g.10gb", id="mig-resource-on-t4"),
+        pytest.param(
+            MIXED_TS_MISSING,
+            ["h100-mixed"],
+            None,
+            r"node h100-mixed advertises no nvidia.com/mig-1g.5gb",
+            id="mig-profile-missing",
+        ),
+        pytest.param(
+            MIXED_TS, ["t4-a"], None, r"node t4-a advertises no nvidia.com/mig-1g.10gb", id="mig-resource-on-t4"
+        ),
     ],
 )
 def test_refusals(config, node_names, existing, message):
     cm = config_map({"t4": dump_config(existing)}) if existing else None
-    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP), cm,
-                      [t4_node("t4-a"), cpu_node("cpu-1"), h100_mig_single("h100-single"), h100_mig_mixed("h100-mixed")])
+    cluster = Cluster(
+        cluster_policy(config_name=CONFIG_MAP),
+        cm,
+        [t4_node("t4-a"), cpu_node("cpu-1"), h100_mig_single("h100-single"), h100_mig_mixed("h100-mixed")],
+    )
     with pytest.raises(GpuShareError, match=message):
         cluster.plan(present("t4", config, node_names))
 
@@ -334,12 +424,21 @@ def test_mps_on_whole_gpus_is_accepted():
 
 # --- absent -------------------------------------------------------------------------------------
 
+
 def absent_cluster(policy_default=None, extra_data=None):
     data = {"t4": dump_config(TS4), "a100": dump_config(TS8)}
     data.update(extra_data or {})
-    return Cluster(cluster_policy(config_name=CONFIG_MAP, default=policy_default), config_map(data),
-                   [t4_time_sliced("t4-a", 4, config="t4"), t4_time_sliced("t4-b", 4, config="t4"), a100_node("a100-1", config="a100"),
-                    t4_node("t4-c"), cpu_node("cpu-1")])
+    return Cluster(
+        cluster_policy(config_name=CONFIG_MAP, default=policy_default),
+        config_map(data),
+        [
+            t4_time_sliced("t4-a", 4, config="t4"),
+            t4_time_sliced("t4-b", 4, config="t4"),
+            a100_node("a100-1", config="a100"),
+            t4_node("t4-c"),
+            cpu_node("cpu-1"),
+        ],
+    )
 
 
 def test_absent_everywhere_removes_key_and_labels():
@@ -371,7 +470,9 @@ def test_absent_everywhere_clears_the_policy_default_when_it_is_the_key():
     plan = cluster.plan(absent("t4"))
 
     assert plan.policy_patch["spec"] == {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": None}}}
-    assert read_record({"metadata": plan.policy_patch["metadata"]}) == {"spec": {"devicePlugin.config": {"name": CONFIG_MAP, "default": "t4"}}}
+    assert read_record({"metadata": plan.policy_patch["metadata"]}) == {
+        "spec": {"devicePlugin.config": {"name": CONFIG_MAP, "default": "t4"}}
+    }
     # Unlabelled GPU nodes used the key through the default: they are waited for too; CPU nodes are not.
     assert sorted(plan.expectations) == ["t4-a", "t4-b", "t4-c"]
     assert all(expectation.describe() == "unshared" for expectation in plan.expectations.values())
@@ -425,12 +526,16 @@ def test_absent_without_config_map():
 
 # --- NodeExpectation.problem ---------------------------------------------------------------------
 
+
 def renamed(method, replicas, count, product, mps=False, memory=40960):
     """A node where ``method`` x``replicas`` with renameByDefault is in effect (plain nvidia.com/gpu allocatable 0)."""
     extra = {"nvidia.com/mps.capable": "true"} if mps else {}
-    return node("renamed", gfd_labels(product, count, memory, replicas=replicas, strategy=method, **extra),
-                capacity={"nvidia.com/gpu": str(count), "nvidia.com/gpu.shared": str(count * replicas)},
-                allocatable={"nvidia.com/gpu": "0"})
+    return node(
+        "renamed",
+        gfd_labels(product, count, memory, replicas=replicas, strategy=method, **extra),
+        capacity={"nvidia.com/gpu": str(count), "nvidia.com/gpu.shared": str(count * replicas)},
+        allocatable={"nvidia.com/gpu": "0"},
+    )
 
 
 def test_unshared_expectation():
@@ -443,7 +548,9 @@ def test_unshared_expectation():
         "product Tesla-T4-SHARED still ends in -SHARED; allocatable nvidia.com/gpu=4 (want 1)"
     )
     # Still renamed: the plain resource is not allocatable yet.
-    assert "allocatable nvidia.com/gpu=0 (want 2)" in expectation.problem(renamed("mps", 10, 2, "NVIDIA-A100-PCIE-40GB", mps=True))
+    assert "allocatable nvidia.com/gpu=0 (want 2)" in expectation.problem(
+        renamed("mps", 10, 2, "NVIDIA-A100-PCIE-40GB", mps=True)
+    )
     # MIG nodes: nvidia.com/gpu counts MIG devices or is 0, so it is not compared.
     assert expectation.problem(h100_mig_single("h100")) is None
     assert expectation.problem(h100_mig_mixed("h100")) is None
@@ -454,7 +561,10 @@ def test_unshared_expectation_sees_time_sliced_mig_resources():
     shared["metadata"]["labels"]["nvidia.com/mig-1g.10gb.replicas"] = "2"
     shared["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "8"
     shared["status"]["capacity"]["nvidia.com/mig-1g.10gb"] = "8"
-    assert NodeExpectation(None).problem(shared) == "nvidia.com/mig-1g.10gb.replicas=2 (want 1); allocatable nvidia.com/mig-1g.10gb=8 (want 4)"
+    assert (
+        NodeExpectation(None).problem(shared)
+        == "nvidia.com/mig-1g.10gb.replicas=2 (want 1); allocatable nvidia.com/mig-1g.10gb=8 (want 4)"
+    )
     # Renamed: the plain MIG resource is not advertised until the plugin reloads.
     del shared["status"]["allocatable"]["nvidia.com/mig-1g.10gb"]
     shared["status"]["allocatable"]["nvidia.com/mig-1g.10gb.shared"] = "8"
@@ -491,10 +601,18 @@ def test_mps_expectation():
     expectation = NodeExpectation(config)
     assert expectation.describe() == "mps nvidia.com/gpu x10"
     assert expectation.problem(renamed("mps", 10, 2, "NVIDIA-A100-PCIE-40GB", mps=True)) is None
-    assert expectation.problem(renamed("mps", 10, 2, "NVIDIA-A100-PCIE-40GB", mps=False)) == "nvidia.com/mps.capable is not true"
+    assert (
+        expectation.problem(renamed("mps", 10, 2, "NVIDIA-A100-PCIE-40GB", mps=False))
+        == "nvidia.com/mps.capable is not true"
+    )
     plain = NodeExpectation(MPS4)
-    shared = node("a100", gfd_labels("NVIDIA-A100-PCIE-40GB-SHARED", 2, 40960, replicas=4, strategy="mps", **{"nvidia.com/mps.capable": "true"}),
-                  capacity={"nvidia.com/gpu": "8"})
+    shared = node(
+        "a100",
+        gfd_labels(
+            "NVIDIA-A100-PCIE-40GB-SHARED", 2, 40960, replicas=4, strategy="mps", **{"nvidia.com/mps.capable": "true"}
+        ),
+        capacity={"nvidia.com/gpu": "8"},
+    )
     assert plain.problem(shared) is None
     assert plain.problem(a100_node("a100")).endswith("; nvidia.com/mps.capable is not true")
 
@@ -502,13 +620,20 @@ def test_mps_expectation():
 def test_mixed_mig_expectation():
     expectation = NodeExpectation(MIXED_TS)
     before = h100_mig_mixed("h100")
-    assert expectation.problem(before) == "nvidia.com/mig-1g.10gb.replicas=1 (want 2); allocatable nvidia.com/mig-1g.10gb=4 (want 8)"
+    assert (
+        expectation.problem(before)
+        == "nvidia.com/mig-1g.10gb.replicas=1 (want 2); allocatable nvidia.com/mig-1g.10gb=4 (want 8)"
+    )
     after = copy.deepcopy(before)
     after["metadata"]["labels"]["nvidia.com/mig-1g.10gb.replicas"] = "2"
-    after["status"]["capacity"]["nvidia.com/mig-1g.10gb"] = after["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = "8"
+    after["status"]["capacity"]["nvidia.com/mig-1g.10gb"] = after["status"]["allocatable"]["nvidia.com/mig-1g.10gb"] = (
+        "8"
+    )
     assert expectation.problem(after) is None
 
-    renamed_config = build_sharing_config("time-slicing", 2, resources=["nvidia.com/mig-1g.10gb"], rename_by_default=True, mig_strategy="mixed")
+    renamed_config = build_sharing_config(
+        "time-slicing", 2, resources=["nvidia.com/mig-1g.10gb"], rename_by_default=True, mig_strategy="mixed"
+    )
     renamed_after = copy.deepcopy(after)
     del renamed_after["status"]["allocatable"]["nvidia.com/mig-1g.10gb"]
     renamed_after["status"]["allocatable"]["nvidia.com/mig-1g.10gb.shared"] = "8"

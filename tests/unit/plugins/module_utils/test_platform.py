@@ -8,11 +8,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+from k8s_objects import cluster_policy
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.platform import device_plugin_config_of, select_cluster_policy
-
-from k8s_objects import cluster_policy
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    device_plugin_config_of,
+    select_cluster_policy,
+)
 
 HELM = cluster_policy("cluster-policy")
 OPENSHIFT = cluster_policy("gpu-cluster-policy", namespace="nvidia-gpu-operator")
@@ -39,7 +41,10 @@ def test_named_policy_missing(policies, message):
 
 
 def test_no_policy():
-    with pytest.raises(GpuShareError, match=r"No NVIDIA GPU Operator ClusterPolicy \(nvidia.com/v1\) found: install the GPU Operator first"):
+    with pytest.raises(
+        GpuShareError,
+        match=r"No NVIDIA GPU Operator ClusterPolicy \(nvidia.com/v1\) found: install the GPU Operator first",
+    ):
         select_cluster_policy([])
 
 

@@ -10,10 +10,14 @@ __metaclass__ = type
 import json
 
 import pytest
-
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import RESTORE_ANNOTATION, created_record, read_record, record_patch
-
 from k8s_objects import config_map, merge_patch, t4_node
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
+    RESTORE_ANNOTATION,
+    created_record,
+    read_record,
+    record_patch,
+)
 
 
 def with_record(obj, text):
@@ -51,12 +55,19 @@ def test_record_patch_on_a_fresh_object():
 
 def test_record_patch_keeps_first_values():
     node = t4_node("t4-a", config="hand-made")
-    node = merge_patch(node, {"metadata": {"annotations": record_patch(node, "labels", {"nvidia.com/device-plugin.config": "hand-made"})}})
+    node = merge_patch(
+        node,
+        {"metadata": {"annotations": record_patch(node, "labels", {"nvidia.com/device-plugin.config": "hand-made"})}},
+    )
     # Our own value later must never replace the recorded one; nothing new means no write at all.
     assert record_patch(node, "labels", {"nvidia.com/device-plugin.config": "t4"}) == {}
     # A new field joins the record; the recorded one is kept as it was.
-    patch = record_patch(node, "labels", {"nvidia.com/device-plugin.config": "t4", "nvidia.com/mig.config": "all-disabled"})
-    assert json.loads(patch[RESTORE_ANNOTATION]) == {"labels": {"nvidia.com/device-plugin.config": "hand-made", "nvidia.com/mig.config": "all-disabled"}}
+    patch = record_patch(
+        node, "labels", {"nvidia.com/device-plugin.config": "t4", "nvidia.com/mig.config": "all-disabled"}
+    )
+    assert json.loads(patch[RESTORE_ANNOTATION]) == {
+        "labels": {"nvidia.com/device-plugin.config": "hand-made", "nvidia.com/mig.config": "all-disabled"}
+    }
 
 
 def test_record_patch_keeps_a_recorded_null():

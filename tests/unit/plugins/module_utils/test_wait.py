@@ -9,14 +9,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-
-from ansible_collections.gpushare.k8s.plugins.module_utils import wait as wait_module
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import build_sharing_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.planning import NodeExpectation
-from ansible_collections.gpushare.k8s.plugins.module_utils.wait import wait_for_objects
-
 from k8s_objects import cpu_node, t4_node, t4_time_sliced
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube import wait as wait_module
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_objects
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation
 
 SHARED_X4 = NodeExpectation(build_sharing_config("time-slicing", 4)).problem
 WHAT = "profile 't4' (time-slicing) on 2 node(s)"
@@ -78,14 +77,16 @@ def test_returns_at_once_when_all_are_met():
 def test_follows_events_until_met():
     api = FakeApi(
         [([t4_node("t4-a"), t4_node("t4-b"), cpu_node("cpu-1")], "500")],
-        [[
-            ("MODIFIED", versioned(cpu_node("cpu-1"), 501)),
-            ("BOOKMARK", bookmark(502)),
-            ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 503)),
-            ("MODIFIED", versioned(t4_time_sliced("t4-b", 2), 504)),  # not there yet
-            ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 505)),
-            ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 506)),  # never read: all met before
-        ]],
+        [
+            [
+                ("MODIFIED", versioned(cpu_node("cpu-1"), 501)),
+                ("BOOKMARK", bookmark(502)),
+                ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 503)),
+                ("MODIFIED", versioned(t4_time_sliced("t4-b", 2), 504)),  # not there yet
+                ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 505)),
+                ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 506)),  # never read: all met before
+            ]
+        ],
     )
     result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
     assert result["t4-b"]["metadata"]["resourceVersion"] == "505"
@@ -106,8 +107,13 @@ def test_a_met_object_that_regresses_is_unmet_again():
 
     api = FakeApi(
         [([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "10")],
-        [[("MODIFIED", versioned(t4_node("t4-a"), 11)), ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 12)),
-          ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 13))]],
+        [
+            [
+                ("MODIFIED", versioned(t4_node("t4-a"), 11)),
+                ("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 12)),
+                ("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 13)),
+            ]
+        ],
     )
     result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
     assert result["t4-a"]["metadata"]["resourceVersion"] == "13"
@@ -161,8 +167,10 @@ def test_times_out_naming_each_unmet_object_and_its_problem():
         run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4, "t4-c": SHARED_X4}, timeout=0)
     msg = error.value.msg
     assert msg.startswith("Timed out after 0s waiting for %s; 2 node(s) not there yet: " % WHAT)
-    assert ("t4-a: nvidia.com/gpu.replicas=1 (want 4); nvidia.com/gpu.sharing-strategy=none (want time-slicing); "
-            "product Tesla-T4 lacks -SHARED; allocatable nvidia.com/gpu=1 (want 4)") in msg
+    assert (
+        "t4-a: nvidia.com/gpu.replicas=1 (want 4); nvidia.com/gpu.sharing-strategy=none (want time-slicing); "
+        "product Tesla-T4 lacks -SHARED; allocatable nvidia.com/gpu=1 (want 4)"
+    ) in msg
     assert "t4-b: nvidia.com/gpu.replicas=2 (want 4); allocatable nvidia.com/gpu=2 (want 4)" in msg
     assert msg.index("t4-a:") < msg.index("t4-b:")
     assert "t4-c" not in msg
@@ -190,18 +198,23 @@ def test_times_out_after_watches_that_bring_nothing(monkeypatch):
 
             def stream():
                 yield "MODIFIED", versioned(t4_time_sliced("t4-a", 2), 7)
+
             return stream()
 
     api = Api([([t4_node("t4-a")], "5")])
     with pytest.raises(GpuShareError) as error:
         run(api, {"t4-a": SHARED_X4}, timeout=60)
     assert api.watch_calls == [("5", 60.0)]
-    assert error.value.msg.startswith("Timed out after 60s waiting for %s; 1 node(s) not there yet: t4-a: nvidia.com/gpu.replicas=2 (want 4)" % WHAT)
+    assert error.value.msg.startswith(
+        "Timed out after 60s waiting for %s; 1 node(s) not there yet: t4-a: nvidia.com/gpu.replicas=2 (want 4)" % WHAT
+    )
 
 
 def test_raises_when_a_waited_for_object_is_deleted():
-    api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1")],
-                  [[("DELETED", versioned(cpu_node("cpu-1"), 2)), ("DELETED", versioned(t4_node("t4-b"), 3))]])
+    api = FakeApi(
+        [([t4_node("t4-a"), t4_node("t4-b")], "1")],
+        [[("DELETED", versioned(cpu_node("cpu-1"), 2)), ("DELETED", versioned(t4_node("t4-b"), 3))]],
+    )
     with pytest.raises(GpuShareError) as error:
         run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
     assert error.value.msg == "node t4-b was deleted while waiting for %s." % WHAT

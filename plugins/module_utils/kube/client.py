@@ -5,17 +5,13 @@
 
 The options, their aliases, their ``K8S_AUTH_*`` environment variables and the order in which
 credentials are resolved are those of ``kubernetes.core``, so the same inventory variables, AWX
-credentials and execution environments work for both collections.
-"""
+credentials and execution environments work for both collections."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import hashlib
-import os
-
-from ansible.module_utils.basic import AnsibleFallbackNotFound
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 
@@ -32,64 +28,6 @@ except ImportError as exc:  # reported by GpuShareModule with install instructio
 
 # kubernetes.core requires this version for everything its k8s modules do; we need _content_type.
 KUBERNETES_MIN_VERSION = "24.2.0"
-
-
-def k8s_env_fallback(*names, **kwargs):
-    """Read the first of ``names`` that is set, as kubernetes.core does.
-
-    kubernetes.core reads booleans as "anything but 0/false/no is true"; Ansible's own boolean
-    parsing would reject or flip some values (``off``), so booleans are converted here.
-    """
-    for name in names:
-        value = os.environ.get(name)
-        if value is not None:
-            if kwargs.get("boolean"):
-                return value.lower() not in ("0", "false", "no")
-            if kwargs.get("comma_list"):
-                return [item.strip() for item in value.split(",") if item.strip()]
-            return value
-    raise AnsibleFallbackNotFound
-
-
-# validate-modules only accepts fallback=(callable, [args]), so the keyword variants get their own
-# callables.
-def k8s_env_bool_fallback(*names):
-    """``k8s_env_fallback(*names, boolean=True)``."""
-    return k8s_env_fallback(*names, boolean=True)
-
-
-def k8s_env_list_fallback(*names):
-    """``k8s_env_fallback(*names, comma_list=True)``."""
-    return k8s_env_fallback(*names, comma_list=True)
-
-
-PROXY_HEADERS_SPEC = dict(
-    proxy_basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"])),
-    basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"])),
-    user_agent=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_USER_AGENT"])),
-)
-
-# For each option kubernetes.core reads K8S_AUTH_<OPTION>, then K8S_AUTH_<CLIENT ATTRIBUTE>.
-AUTH_ARG_SPEC = dict(
-    kubeconfig=dict(type="raw", fallback=(k8s_env_fallback, ["K8S_AUTH_KUBECONFIG"])),
-    context=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_CONTEXT"])),
-    host=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_HOST"])),
-    api_key=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_API_KEY"])),
-    username=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_USERNAME"])),
-    password=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"])),
-    validate_certs=dict(type="bool", aliases=["verify_ssl"],
-                        fallback=(k8s_env_bool_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"])),
-    ca_cert=dict(type="path", aliases=["ssl_ca_cert"], fallback=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"])),
-    client_cert=dict(type="path", aliases=["cert_file"], fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])),
-    client_key=dict(type="path", aliases=["key_file"], no_log=False,
-                    fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"])),
-    proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY"])),
-    no_proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"])),
-    proxy_headers=dict(type="dict", options=PROXY_HEADERS_SPEC),
-    persist_config=dict(type="bool", fallback=(k8s_env_bool_fallback, ["K8S_AUTH_PERSIST_CONFIG"])),
-    impersonate_user=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"])),
-    impersonate_groups=dict(type="list", elements="str", fallback=(k8s_env_list_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"])),
-)
 
 # Ansible option -> attribute of kubernetes.client.Configuration.
 CONFIGURATION_ATTRIBUTES = dict(

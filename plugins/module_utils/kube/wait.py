@@ -9,9 +9,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-
-GONE = 410
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GONE, GpuShareError
 
 
 def wait_for_nodes(kube, expectations, timeout, what, listed=None):
@@ -21,20 +19,35 @@ def wait_for_nodes(kube, expectations, timeout, what, listed=None):
 
 def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
     """Wait until every DaemonSet of ``namespace`` named in ``expectations`` satisfies its check."""
-    return wait_for_objects(lambda: kube.list_daemon_sets(namespace=namespace),
-                            lambda resource_version, seconds: kube.watch_daemon_sets(namespace, resource_version, seconds),
-                            expectations, timeout, what, "DaemonSet")
+    return wait_for_objects(
+        lambda: kube.list_daemon_sets(namespace=namespace),
+        lambda resource_version, seconds: kube.watch_daemon_sets(namespace, resource_version, seconds),
+        expectations,
+        timeout,
+        what,
+        "DaemonSet",
+    )
 
 
 def wait_for_pods_gone(kube, node_name, pod_names, timeout, what):
     """Wait until none of the pods (``namespace/name``) bound to ``node_name`` exists any more."""
-    return wait_for_objects(lambda: kube.list_pods_on_node(node_name),
-                            lambda resource_version, seconds: kube.watch_pods_on_node(node_name, resource_version, seconds),
-                            dict((name, _still_there) for name in pod_names), timeout, what, "pod", absent_ok=True, key=_namespaced_name)
+    return wait_for_objects(
+        lambda: kube.list_pods_on_node(node_name),
+        lambda resource_version, seconds: kube.watch_pods_on_node(node_name, resource_version, seconds),
+        dict((name, _still_there) for name in pod_names),
+        timeout,
+        what,
+        "pod",
+        absent_ok=True,
+        key=_namespaced_name,
+    )
 
 
 def _still_there(pod):
-    return "still %s%s" % ((pod.get("status") or {}).get("phase") or "there", ", terminating" if pod["metadata"].get("deletionTimestamp") else "")
+    return "still %s%s" % (
+        (pod.get("status") or {}).get("phase") or "there",
+        ", terminating" if pod["metadata"].get("deletionTimestamp") else "",
+    )
 
 
 def _namespaced_name(obj):
@@ -63,7 +76,9 @@ def _listing(problems):
     return "; ".join("%s: %s" % (name, problems[name]) for name in sorted(problems))
 
 
-def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name, listed=None):
+def wait_for_objects(
+    list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name, listed=None
+):
     """Wait until every object named in ``expectations`` satisfies its check.
 
     ``expectations`` maps an object's ``key`` (its name by default) to a function ``object dict ->
@@ -119,7 +134,14 @@ def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, k
         if remaining <= 0:
             raise GpuShareError(
                 "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s"
-                % (timeout, what, len(unmet), kind, _listing(unmet), "; and failed: %s" % _listing(failed) if failed else ""),
+                % (
+                    timeout,
+                    what,
+                    len(unmet),
+                    kind,
+                    _listing(unmet),
+                    "; and failed: %s" % _listing(failed) if failed else "",
+                ),
                 details={"unmet": unmet, "failed": failed},
             )
         try:
@@ -141,5 +163,39 @@ def wait_for_objects(list_objects, watch_objects, expectations, timeout, what, k
             # The watch window expired: start again from a fresh LIST.
             resource_version = relist()
     if failed:
-        raise GpuShareError("%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)), details={"failed": failed})
+        raise GpuShareError(
+            "%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)),
+            details={"failed": failed},
+        )
     return latest
+
+
+def wait_for_node_expectations(kube, plan, timeout, what, listed=None):
+    """Wait until every node the plan affects shows its expectation; returns the final node dicts.
+
+    ``listed`` is the node LIST (items, resourceVersion) the plan was made from, to start the watch from.
+    """
+    return wait_for_nodes(
+        kube,
+        dict((name, expectation.problem) for name, expectation in plan.expectations.items()),
+        timeout,
+        what,
+        listed=listed,
+    )
+
+
+def daemon_set_rollout_problem(daemon_set):
+    """None once a DaemonSet runs a ready, up-to-date pod on every node it targets."""
+    status = daemon_set.get("status") or {}
+    desired = status.get("desiredNumberScheduled", 0)
+    if status.get("observedGeneration", 0) < daemon_set["metadata"].get("generation", 0):
+        return "its controller has not seen the latest spec yet"
+    if not desired:
+        return "no node is scheduled to run it"
+    if status.get("numberReady", 0) < desired or status.get("updatedNumberScheduled", 0) < desired:
+        return "%s of %s pods ready, %s up to date" % (
+            status.get("numberReady", 0),
+            desired,
+            status.get("updatedNumberScheduled", 0),
+        )
+    return None

@@ -5,8 +5,7 @@
 
 Responses are read raw (``_preload_content=False``) and parsed as JSON: the domain logic works on
 the API's own JSON shape, and a 1,000-node LIST parses in a fraction of the time the typed models
-take. Every method converts API failures into ``GpuShareError`` naming the object involved.
-"""
+take. Every method converts API failures into ``GpuShareError`` naming the object involved."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +13,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, api_errors
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import NOT_FOUND, GpuShareError, api_errors
 
 try:
     from kubernetes import client as k8s
@@ -25,7 +24,6 @@ CLUSTER_POLICY_GROUP = "nvidia.com"
 CLUSTER_POLICY_VERSION = "v1"
 CLUSTER_POLICY_PLURAL = "clusterpolicies"
 MERGE_PATCH = "application/merge-patch+json"
-NOT_FOUND = 404
 
 
 def _json(response):
@@ -62,10 +60,18 @@ class KubeApi(object):
         from kubernetes.client.exceptions import ApiException
 
         try:
-            response = list_function(watch=True, resource_version=resource_version, timeout_seconds=max(1, int(timeout_seconds)),
-                                     allow_watch_bookmarks=True, _preload_content=False, **kwargs)
+            response = list_function(
+                watch=True,
+                resource_version=resource_version,
+                timeout_seconds=max(1, int(timeout_seconds)),
+                allow_watch_bookmarks=True,
+                _preload_content=False,
+                **kwargs,
+            )
         except ApiException as exc:
-            raise GpuShareError("Failed to %s: %s (HTTP %s)" % (what, exc.reason, exc.status), status=exc.status, reason=exc.reason)
+            raise GpuShareError(
+                "Failed to %s: %s (HTTP %s)" % (what, exc.reason, exc.status), status=exc.status, reason=exc.reason
+            )
         try:
             for line in response:
                 if not line.strip():
@@ -73,7 +79,11 @@ class KubeApi(object):
                 event = json.loads(line)
                 if event["type"] == "ERROR":
                     status = event["object"]
-                    raise GpuShareError("Failed to %s: %s" % (what, status.get("message")), status=status.get("code"), reason=status.get("reason"))
+                    raise GpuShareError(
+                        "Failed to %s: %s" % (what, status.get("message")),
+                        status=status.get("code"),
+                        reason=status.get("reason"),
+                    )
                 yield event["type"], event["object"]
         finally:
             response.release_conn()
@@ -87,16 +97,27 @@ class KubeApi(object):
     @api_errors("list pods on node {node_name}")
     def list_pods_on_node(self, node_name):
         """The pods bound to a node and the list's resourceVersion, for a watch."""
-        body = _json(self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=%s" % node_name, _preload_content=False))
+        body = _json(
+            self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=%s" % node_name, _preload_content=False)
+        )
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_pods_on_node(self, node_name, resource_version, timeout_seconds):
-        return self._watch(self.core.list_pod_for_all_namespaces, resource_version, timeout_seconds, "watch pods on node %s" % node_name,
-                           field_selector="spec.nodeName=%s" % node_name)
+        return self._watch(
+            self.core.list_pod_for_all_namespaces,
+            resource_version,
+            timeout_seconds,
+            "watch pods on node %s" % node_name,
+            field_selector="spec.nodeName=%s" % node_name,
+        )
 
     @api_errors("evict pod {namespace}/{name}")
     def evict_pod(self, namespace, name, policy_api_version="policy/v1"):
-        body = {"apiVersion": policy_api_version, "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+        body = {
+            "apiVersion": policy_api_version,
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
         return _json(self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False))
 
     @api_errors("list events of {kind} {name}")
@@ -116,14 +137,23 @@ class KubeApi(object):
 
     @api_errors("create ConfigMap {namespace}/{name}")
     def create_config_map(self, namespace, name, data, annotations=None):
-        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": data,
+        }
         if annotations:
             body["metadata"]["annotations"] = annotations
         return _json(self.core.create_namespaced_config_map(namespace, body, _preload_content=False))
 
     @api_errors("patch ConfigMap {namespace}/{name}")
     def patch_config_map(self, namespace, name, patch):
-        return _json(self.core.patch_namespaced_config_map(name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False))
+        return _json(
+            self.core.patch_namespaced_config_map(
+                name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
+            )
+        )
 
     @api_errors("delete ConfigMap {namespace}/{name}")
     def delete_config_map(self, namespace, name):
@@ -140,8 +170,11 @@ class KubeApi(object):
         from kubernetes.client.exceptions import ApiException
 
         try:
-            body = _json(self.custom.list_cluster_custom_object(CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL,
-                                                                _preload_content=False))
+            body = _json(
+                self.custom.list_cluster_custom_object(
+                    CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL, _preload_content=False
+                )
+            )
         except ApiException as exc:
             if exc.status == NOT_FOUND:
                 return []
@@ -150,8 +183,17 @@ class KubeApi(object):
 
     @api_errors("patch ClusterPolicy {name}")
     def patch_cluster_policy(self, name, patch):
-        return _json(self.custom.patch_cluster_custom_object(CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL, name, patch,
-                                                             _content_type=MERGE_PATCH, _preload_content=False))
+        return _json(
+            self.custom.patch_cluster_custom_object(
+                CLUSTER_POLICY_GROUP,
+                CLUSTER_POLICY_VERSION,
+                CLUSTER_POLICY_PLURAL,
+                name,
+                patch,
+                _content_type=MERGE_PATCH,
+                _preload_content=False,
+            )
+        )
 
     @api_errors("read DaemonSet {namespace}/{name}")
     def get_daemon_set(self, namespace, name):
@@ -164,12 +206,21 @@ class KubeApi(object):
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_daemon_sets(self, namespace, resource_version, timeout_seconds):
-        return self._watch(self.apps.list_namespaced_daemon_set, resource_version, timeout_seconds, "watch DaemonSets in %s" % namespace,
-                           namespace=namespace)
+        return self._watch(
+            self.apps.list_namespaced_daemon_set,
+            resource_version,
+            timeout_seconds,
+            "watch DaemonSets in %s" % namespace,
+            namespace=namespace,
+        )
 
     @api_errors("patch DaemonSet {namespace}/{name}")
     def patch_daemon_set(self, namespace, name, patch):
-        return _json(self.apps.patch_namespaced_daemon_set(name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False))
+        return _json(
+            self.apps.patch_namespaced_daemon_set(
+                name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
+            )
+        )
 
     @staticmethod
     def _get_or_none(read_function, *args):

@@ -6,8 +6,7 @@
 Each object we change carries the annotation ``gpushare.k8s/restore``: JSON mapping a section
 (``labels``, ``data``, ``spec``) to ``{field: value before our first change}``, ``null`` meaning
 absent. A field already recorded is never overwritten, so the record keeps the pre-collection value
-however many times the modules run afterwards.
-"""
+however many times the modules run afterwards."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -11,26 +11,14 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.client import (
-    AUTH_ARG_SPEC,
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import AUTH_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import (
     HAS_KUBERNETES,
     KUBERNETES_IMPORT_ERROR,
     KUBERNETES_MIN_VERSION,
     get_api_client,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-
-
-# Where the GPU Operator is (documented by the gpushare.k8s.operator fragment).
-OPERATOR_ARG_SPEC = dict(
-    cluster_policy=dict(type="str"),
-    namespace=dict(type="str"),
-)
-
-
-def wait_arg_spec(default_timeout):
-    """``wait`` and ``wait_timeout``; each module documents what it waits for."""
-    return dict(wait=dict(type="bool", default=True), wait_timeout=dict(type="int", default=default_timeout))
 
 
 def _version_tuple(version):
@@ -50,13 +38,19 @@ class GpuShareModule(object):
         spec.update(argument_spec)
         self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **kwargs)
         if not HAS_KUBERNETES:
-            self.ansible.fail_json(msg=missing_required_lib("kubernetes>=%s" % KUBERNETES_MIN_VERSION),
-                                   exception="".join(traceback.format_exception_only(type(KUBERNETES_IMPORT_ERROR), KUBERNETES_IMPORT_ERROR)))
+            self.ansible.fail_json(
+                msg=missing_required_lib("kubernetes>=%s" % KUBERNETES_MIN_VERSION),
+                exception="".join(
+                    traceback.format_exception_only(type(KUBERNETES_IMPORT_ERROR), KUBERNETES_IMPORT_ERROR)
+                ),
+            )
         import kubernetes
 
         if _version_tuple(kubernetes.__version__) < _version_tuple(KUBERNETES_MIN_VERSION):
-            self.ansible.fail_json(msg="This module needs the Python library kubernetes>=%s on the host that runs it; found %s."
-                                   % (KUBERNETES_MIN_VERSION, kubernetes.__version__))
+            self.ansible.fail_json(
+                msg="This module needs the Python library kubernetes>=%s on the host that runs it; found %s."
+                % (KUBERNETES_MIN_VERSION, kubernetes.__version__)
+            )
         self._kube = None
 
     @property
@@ -75,7 +69,7 @@ class GpuShareModule(object):
     def kube(self):
         """The KubeApi for this module's connection options, created on first use."""
         if self._kube is None:
-            from ansible_collections.gpushare.k8s.plugins.module_utils.kube import KubeApi
+            from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeApi
 
             self._kube = KubeApi(get_api_client(self.params))
         return self._kube

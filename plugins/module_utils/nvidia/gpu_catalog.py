@@ -4,8 +4,7 @@
 """The GPU catalog: which GPU a GFD product label names, and its MIG profiles.
 
 Pure: no I/O. The MIG table is NVIDIA's (mig-parted / gpu-operator shipped configs), restated from
-the reference file, section 4.
-"""
+the reference file, section 4."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,13 +17,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 
 # A MIG layout may use at most this many compute slices on one GPU (the full-GPU profile is 7g.*).
 MAX_COMPUTE_SLICES = 7
+
 # A MIG-capable GPU's memory is cut into eight slices; a profile takes a whole number of them.
 MEMORY_SLICES = 8
 
 # Memory labels (MiB, as nvidia-smi reports) are a little below or above the marketed size
 # (H100 80GB HBM3 reports 81559, H200 143771): a row matches within this fraction.
 MEMORY_TOLERANCE = 0.05
-
 _PROFILE_RE = re.compile(r"^([1-7])g\.([1-9][0-9]*)gb$")
 _SIZE_TOKEN_RE = re.compile(r"^([1-9][0-9]*)GB?$", re.IGNORECASE)
 _MIG_SUFFIX_RE = re.compile(r"-MIG-(.+)$")
@@ -124,8 +123,29 @@ _MIG_FAMILIES = {
 
 # Product tokens of data-centre and workstation GPUs without MIG (reference: not on T4, A10, L4, RTX).
 _NON_MIG_FAMILIES = frozenset(
-    ["K80", "M60", "M40", "P4", "P40", "P100", "P6", "V100", "V100S", "T4", "A2", "A10", "A10G", "A16", "A40", "L4", "L20", "L40", "L40S"]
+    [
+        "K80",
+        "M60",
+        "M40",
+        "P4",
+        "P40",
+        "P100",
+        "P6",
+        "V100",
+        "V100S",
+        "T4",
+        "A2",
+        "A10",
+        "A10G",
+        "A16",
+        "A40",
+        "L4",
+        "L20",
+        "L40",
+        "L40S",
+    ]
 )
+
 _NON_MIG_BRANDS = frozenset(["RTX", "QUADRO", "GEFORCE", "TITAN", "GRID"])
 _VENDOR_TOKENS = frozenset(["NVIDIA", "TESLA"])
 
@@ -187,7 +207,10 @@ def mig_memory_mib(model, profile):
     this is the figure to use where only the size matters, not an exact replica of the driver.
     """
     if profile not in model.profiles:
-        raise GpuShareError("MIG profile %s does not exist on %s; valid profiles: %s" % (profile, model.name, describe_profiles(model)))
+        raise GpuShareError(
+            "MIG profile %s does not exist on %s; valid profiles: %s"
+            % (profile, model.name, describe_mig_profiles(model))
+        )
     return profile_memory_gb(profile) * 1024
 
 
@@ -196,7 +219,7 @@ def sorted_profiles(profiles):
     return sorted(profiles, key=lambda profile: (profile_slices(profile), profile_memory_gb(profile)))
 
 
-def describe_profiles(model):
+def describe_mig_profiles(model):
     """``1g.10gb (max 7), 1g.20gb (max 4), ...`` for error messages; ``none`` without MIG."""
     if not model.profiles:
         return "none"
@@ -250,7 +273,9 @@ def find_gpu_model(product, memory_mib=None):
     family = _family(tokens)
     if family is None:
         if _is_non_mig(tokens):
-            name = " ".join(token for token in base.replace("_", "-").split("-") if token and token.upper() not in _VENDOR_TOKENS)
+            name = " ".join(
+                token for token in base.replace("_", "-").split("-") if token and token.upper() not in _VENDOR_TOKENS
+            )
             return GpuModel(name or base, False)
         return None
 

@@ -4,8 +4,7 @@
 """MIG layouts in mig-parted's format (the ``config.yaml`` key of the MIG ConfigMap).
 
 Pure: no I/O. A layout is the list mig-parted keeps under one name of ``mig-configs``:
-``[{"devices": "all" | [0, 1], "mig-enabled": True, "mig-devices": {"1g.10gb": 2}}]``.
-"""
+``[{"devices": "all" | [0, 1], "mig-enabled": True, "mig-devices": {"1g.10gb": 2}}]``."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,15 +12,15 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import dump_config, load_yaml_mapping
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
     MAX_COMPUTE_SLICES,
     MEMORY_SLICES,
-    describe_profiles,
+    describe_mig_profiles,
     is_valid_profile_name,
     profile_slices,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config, load_yaml_mapping
 
 ALL_DISABLED = "all-disabled"
 ALL_ENABLED = "all-enabled"
@@ -58,7 +57,9 @@ def resolve_shipped_config(name, model, gpu_count, node_name=None):
     if name == ALL_DISABLED:
         return [_entry(False)]
     if not is_shipped_config_name(name):
-        raise GpuShareError("'%s' is not a shipped MIG config name (all-disabled, all-enabled, all-balanced, all-<profile>)" % (name,))
+        raise GpuShareError(
+            "'%s' is not a shipped MIG config name (all-disabled, all-enabled, all-balanced, all-<profile>)" % (name,)
+        )
     _require_mig(model, "%s: MIG config %s" % (_subject(model, node_name), name))
     if name == ALL_ENABLED:
         layout = [_entry(True)]
@@ -69,7 +70,7 @@ def resolve_shipped_config(name, model, gpu_count, node_name=None):
         if profile not in model.profiles:
             raise GpuShareError(
                 "%s: MIG config %s uses profile %s, which %s does not have; valid profiles: %s"
-                % (_subject(model, node_name), name, profile, model.name, describe_profiles(model))
+                % (_subject(model, node_name), name, profile, model.name, describe_mig_profiles(model))
             )
         layout = [_entry(True, {profile: model.profiles[profile]})]
     validate_mig_layout(layout, model, gpu_count, node_name)
@@ -78,7 +79,9 @@ def resolve_shipped_config(name, model, gpu_count, node_name=None):
 
 def _require_mig(model, where):
     if model is None:
-        raise GpuShareError("%s: the GPU model is unknown, so MIG cannot be checked or configured; MIG needs a supported GPU" % where)
+        raise GpuShareError(
+            "%s: the GPU model is unknown, so MIG cannot be checked or configured; MIG needs a supported GPU" % where
+        )
     if not model.mig_capable:
         raise GpuShareError("%s: %s does not support MIG; use time-slicing or MPS to share it" % (where, model.name))
 
@@ -87,12 +90,19 @@ def _device_indices(devices, gpu_count, where):
     """The GPU indices an entry's ``devices`` covers; None stands for every GPU when the count is unknown."""
     if devices == "all":
         return set(range(gpu_count)) if gpu_count is not None else None
-    if not isinstance(devices, list) or not devices or not all(isinstance(i, int) and not isinstance(i, bool) for i in devices):
+    if (
+        not isinstance(devices, list)
+        or not devices
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in devices)
+    ):
         raise GpuShareError("%s: devices must be 'all' or a non-empty list of GPU indices, got %r" % (where, devices))
     for index in devices:
         if index < 0 or (gpu_count is not None and index >= gpu_count):
             valid = "0-%d" % (gpu_count - 1) if gpu_count else "none"
-            raise GpuShareError("%s: GPU index %d does not exist; the node has %s GPUs (valid indices: %s)" % (where, index, gpu_count, valid))
+            raise GpuShareError(
+                "%s: GPU index %d does not exist; the node has %s GPUs (valid indices: %s)"
+                % (where, index, gpu_count, valid)
+            )
     if len(set(devices)) != len(devices):
         raise GpuShareError("%s: devices lists a GPU index twice: %r" % (where, devices))
     return set(devices)
@@ -107,7 +117,9 @@ def validate_mig_layout(layout, model, gpu_count, node_name=None):
     """
     subject = _subject(model, node_name)
     if not isinstance(layout, list) or not layout:
-        raise GpuShareError("%s: a MIG layout must be a non-empty list of {devices, mig-enabled, mig-devices} entries" % subject)
+        raise GpuShareError(
+            "%s: a MIG layout must be a non-empty list of {devices, mig-enabled, mig-devices} entries" % subject
+        )
     if gpu_count is not None and (not isinstance(gpu_count, int) or gpu_count < 0):
         raise GpuShareError("%s: GPU count must be a non-negative integer, got %r" % (subject, gpu_count))
     claimed = set()
@@ -124,7 +136,10 @@ def validate_mig_layout(layout, model, gpu_count, node_name=None):
             overlap = claimed_all or bool(indices & claimed)
             claimed |= indices
         if overlap:
-            raise GpuShareError("%s: devices %r overlap an earlier entry; each GPU may appear in one entry only" % (where, entry.get("devices", "all")))
+            raise GpuShareError(
+                "%s: devices %r overlap an earlier entry; each GPU may appear in one entry only"
+                % (where, entry.get("devices", "all"))
+            )
         _validate_entry(entry, model, where)
 
 
@@ -138,18 +153,26 @@ def _validate_entry(entry, model, where):
         raise GpuShareError("%s: mig-devices must map profiles to instance counts, got %r" % (where, devices))
     if not enabled:
         if any(devices.values()):
-            raise GpuShareError("%s: mig-devices is set but mig-enabled is false; enable MIG or drop mig-devices" % where)
+            raise GpuShareError(
+                "%s: mig-devices is set but mig-enabled is false; enable MIG or drop mig-devices" % where
+            )
         return
     _require_mig(model, where)
     compute_slices = 0
     memory_slices = 0
     for profile, count in devices.items():
         if profile not in model.profiles:
-            raise GpuShareError("%s: MIG profile %s does not exist on %s; valid profiles: %s" % (where, profile, model.name, describe_profiles(model)))
+            raise GpuShareError(
+                "%s: MIG profile %s does not exist on %s; valid profiles: %s"
+                % (where, profile, model.name, describe_mig_profiles(model))
+            )
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise GpuShareError("%s: the count of %s must be a non-negative integer, got %r" % (where, profile, count))
         if count > model.profiles[profile]:
-            raise GpuShareError("%s: %d x %s asked, but one %s holds at most %d" % (where, count, profile, model.name, model.profiles[profile]))
+            raise GpuShareError(
+                "%s: %d x %s asked, but one %s holds at most %d"
+                % (where, count, profile, model.name, model.profiles[profile])
+            )
         compute_slices += count * profile_slices(profile)
         memory_slices += count * model.profile_memory_slices(profile)
     max_slices = min(model.max_compute_slices, MAX_COMPUTE_SLICES)
@@ -161,7 +184,13 @@ def _validate_entry(entry, model, where):
     if memory_slices > MEMORY_SLICES:
         raise GpuShareError(
             "%s: the layout needs %d/%d of the memory of a %s (%s); remove instances or pick smaller profiles"
-            % (where, memory_slices, MEMORY_SLICES, model.name, ", ".join("%d x %s" % (n, p) for p, n in devices.items() if n))
+            % (
+                where,
+                memory_slices,
+                MEMORY_SLICES,
+                model.name,
+                ", ".join("%d x %s" % (n, p) for p, n in devices.items() if n),
+            )
         )
 
 
@@ -204,3 +233,14 @@ def build_mig_parted_config(existing_text, name, layout):
     if merged == current:
         return existing_text, False
     return dump_config(merged), True
+
+
+def mig_configs_of(config_map):
+    """The ``mig-configs`` of a mig-parted ConfigMap (dict or None): name -> layout."""
+    text = ((config_map or {}).get("data") or {}).get(MIG_PARTED_KEY)
+    if not text or not text.strip():
+        return {}
+    configs = load_yaml_mapping(
+        text, "ConfigMap %s key %s" % ((config_map.get("metadata") or {}).get("name"), MIG_PARTED_KEY)
+    ).get("mig-configs")
+    return configs if isinstance(configs, dict) else {}

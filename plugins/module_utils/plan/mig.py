@@ -8,28 +8,34 @@ No Kubernetes I/O here: ``mig_config`` reads the objects, calls ``plan_mig``, ch
 applies the plan and waits, so every decision about *what* to change is unit-tested without a cluster.
 Reference file, section 4: mig-manager follows the node label ``nvidia.com/mig.config``, reads the
 ConfigMap the ClusterPolicy names in ``spec.migManager.config.name`` (key ``config.yaml``), and does
-not reload a config edited under an unchanged name (gpu-operator #891).
-"""
+not reload a config edited under an unchanged name (gpu-operator #891)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import load_yaml_mapping
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import mig_profile_of_product
-from ansible_collections.gpushare.k8s.plugins.module_utils.mig_layout import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    CUSTOM_MIG_CONFIG_MAP,
+    POLICY_MIG_MANAGER_FIELD,
+    POLICY_MIG_STRATEGIES,
+    POLICY_STRATEGY_FIELD,
+    mig_manager_config_map,
+    mig_manager_config_of,
+    mig_strategy_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import mig_profile_of_product
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     ALL_DISABLED,
     MIG_PARTED_KEY,
     build_mig_parted_config,
     is_shipped_config_name,
+    mig_configs_of,
     mig_devices_of,
     resolve_shipped_config,
     validate_mig_layout,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_MIG_CONFIG,
     LABEL_MIG_CONFIG_STATE,
     MIG_STATE_FAILED,
@@ -38,70 +44,18 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.node_state import (
     MIG_STATE_SUCCESS,
     PAUSED_FOR_MIG_CHANGE,
     NodeGpuState,
+    advertised_mig_devices,
     deploy_label,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.planning import _annotated as annotated
-from ansible_collections.gpushare.k8s.plugins.module_utils.restore_record import record_patch
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import record_patch
 
-# The ConfigMap the operator ships and names by default in spec.migManager.config.name.
-DEFAULT_MIG_CONFIG_MAP = "default-mig-parted-config"
-CUSTOM_MIG_CONFIG_MAP = "custom-mig-parted-config"
-# The operator's default when spec.mig.strategy is unset.
-DEFAULT_MIG_STRATEGY = "single"
-MIG_STRATEGIES = ("single", "mixed")
-POLICY_STRATEGY_FIELD = "mig.strategy"
-POLICY_MIG_MANAGER_FIELD = "migManager.config"
-
-# Platforms that offer no MIG at all (reference file, section 5), recognised from what they put on nodes:
-# VNG Cloud VKS nodes carry vks.vngcloud.vn/* labels and sit in VNG's zones (HCM03-1A, HAN01-1A...).
-ZONE_LABEL = "topology.kubernetes.io/zone"
-_VKS_ZONE_RE = re.compile(r"^(HCM|HAN)[0-9]{2}-[0-9][A-Z]$")
-_VKS_LABEL_PREFIX = "vks.vngcloud.vn/"
-VKS = "VNG Cloud VKS"
-
-STUCK_HINT = ("mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log and that no "
-              "GPU pod runs on the node; once the cause is gone, set nvidia.com/mig.config again and remove leftover "
-              "nvidia.com/gpu.deploy.*=paused-for-mig-change labels (set them back to true)")
-
-
-def platform_without_mig(nodes):
-    """The name of the platform the nodes belong to when it offers no MIG, else None."""
-    for node in nodes:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        if any(key.startswith(_VKS_LABEL_PREFIX) for key in labels) or _VKS_ZONE_RE.match(labels.get(ZONE_LABEL) or ""):
-            return VKS
-    return None
-
-
-def mig_manager_config_of(policy):
-    """``spec.migManager.config`` of a ClusterPolicy (dict, possibly empty)."""
-    return dict(((policy.get("spec") or {}).get("migManager") or {}).get("config") or {})
-
-
-def mig_manager_config_map(policy):
-    """The ConfigMap mig-manager reads: the policy's ``spec.migManager.config.name`` or the shipped one."""
-    return mig_manager_config_of(policy).get("name") or DEFAULT_MIG_CONFIG_MAP
-
-
-def mig_strategy_of(policy):
-    return ((policy.get("spec") or {}).get("mig") or {}).get("strategy") or DEFAULT_MIG_STRATEGY
-
-
-def mig_configs_of(config_map):
-    """The ``mig-configs`` of a mig-parted ConfigMap (dict or None): name -> layout."""
-    text = ((config_map or {}).get("data") or {}).get(MIG_PARTED_KEY)
-    if not text or not text.strip():
-        return {}
-    configs = load_yaml_mapping(text, "ConfigMap %s key %s" % ((config_map.get("metadata") or {}).get("name"), MIG_PARTED_KEY)).get("mig-configs")
-    return configs if isinstance(configs, dict) else {}
-
-
-def advertised_mig_devices(state):
-    """profile -> MIG devices a node advertises: the mixed-strategy labels, or the single-strategy product and count."""
-    if state.mig_strategy == "mixed":
-        return dict(state.mig_resources)
-    profile = mig_profile_of_product(state.product)
-    return {profile: state.count} if profile else {}
+STUCK_HINT = (
+    "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log and that no "
+    "GPU pod runs on the node; once the cause is gone, set nvidia.com/mig.config again and remove leftover "
+    "nvidia.com/gpu.deploy.*=paused-for-mig-change labels (set them back to true)"
+)
 
 
 def gpu_layouts(layout, gpu_count):
@@ -110,7 +64,11 @@ def gpu_layouts(layout, gpu_count):
     for entry in layout:
         devices = entry.get("devices", "all")
         for index in range(gpu_count) if devices == "all" else devices:
-            per_gpu[index] = dict((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n) if entry.get("mig-enabled") else None
+            per_gpu[index] = (
+                dict((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n)
+                if entry.get("mig-enabled")
+                else None
+            )
     return per_gpu
 
 
@@ -123,8 +81,10 @@ def single_strategy_problem(layout, gpu_count):
         return None
     profiles = set(profile for gpu in per_gpu if gpu for profile in gpu)
     if any(gpu is None for gpu in per_gpu) or any(len(gpu) != 1 for gpu in per_gpu) or len(profiles) != 1:
-        return ("the mig strategy single needs every GPU split into instances of one same profile (this layout gives %s); "
-                "use strategy mixed" % ", ".join("GPU %d: %s" % (i, _describe_gpu(gpu)) for i, gpu in enumerate(per_gpu)))
+        return (
+            "the mig strategy single needs every GPU split into instances of one same profile (this layout gives %s); "
+            "use strategy mixed" % ", ".join("GPU %d: %s" % (i, _describe_gpu(gpu)) for i, gpu in enumerate(per_gpu))
+        )
     return None
 
 
@@ -145,7 +105,9 @@ class MigRequest(object):
     written into ConfigMap ``config_map``; ``strategy`` None keeps the policy's.
     """
 
-    def __init__(self, node_names, config=None, layout=None, config_name=None, config_map=CUSTOM_MIG_CONFIG_MAP, strategy=None):
+    def __init__(
+        self, node_names, config=None, layout=None, config_name=None, config_map=CUSTOM_MIG_CONFIG_MAP, strategy=None
+    ):
         self.node_names = node_names
         self.config = config
         self.layout = layout
@@ -180,9 +142,15 @@ class MigExpectation(object):
         if state.mig_config != self.config_name:
             return "%s=%s (want %s)" % (LABEL_MIG_CONFIG, state.mig_config, self.config_name)
         if state.mig_config_state != MIG_STATE_SUCCESS:
-            problem = "%s=%s" % (LABEL_MIG_CONFIG_STATE, state.mig_config_state or "unset (mig-manager has not started the change)")
+            problem = "%s=%s" % (
+                LABEL_MIG_CONFIG_STATE,
+                state.mig_config_state or "unset (mig-manager has not started the change)",
+            )
             if state.paused_components:
-                problem += ", operands paused (%s=%s)" % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
+                problem += ", operands paused (%s=%s)" % (
+                    ", ".join(deploy_label(c) for c in state.paused_components),
+                    PAUSED_FOR_MIG_CHANGE,
+                )
             if state.mig_config_state == MIG_STATE_PENDING or state.paused_components:
                 problem += "; " + STUCK_HINT
             return problem
@@ -190,7 +158,10 @@ class MigExpectation(object):
             return "nvidia.com/mig.strategy=%s (want %s)" % (state.mig_strategy, self.strategy)
         advertised = advertised_mig_devices(state)
         if self.devices is not None and advertised != self.devices:
-            return "advertises MIG devices %s (want %s)" % (_describe_devices(advertised), _describe_devices(self.devices))
+            return "advertises MIG devices %s (want %s)" % (
+                _describe_devices(advertised),
+                _describe_devices(self.devices),
+            )
         return None
 
 
@@ -216,24 +187,35 @@ class MigPlan(object):
 
     @property
     def changed(self):
-        return bool(self.create_config_map is not None or self.config_map_patch or self.policy_patch or self.node_patches)
+        return bool(
+            self.create_config_map is not None or self.config_map_patch or self.policy_patch or self.node_patches
+        )
 
 
 def validate_request(request):
     """Refuse option combinations that cannot be planned (before reading anything from the cluster)."""
     if (request.config is None) == (request.layout is None):
-        raise GpuShareError("Give either config (a shipped MIG config name) or layout (a custom layout with config_name).")
-    if request.strategy is not None and request.strategy not in MIG_STRATEGIES:
-        raise GpuShareError("strategy must be one of %s, got %r" % (", ".join(MIG_STRATEGIES), request.strategy))
+        raise GpuShareError(
+            "Give either config (a shipped MIG config name) or layout (a custom layout with config_name)."
+        )
+    if request.strategy is not None and request.strategy not in POLICY_MIG_STRATEGIES:
+        raise GpuShareError("strategy must be one of %s, got %r" % (", ".join(POLICY_MIG_STRATEGIES), request.strategy))
     if request.config is not None and not is_shipped_config_name(request.config):
-        raise GpuShareError("config %r is not a shipped MIG config name (all-disabled, all-enabled, all-balanced, all-<profile>); "
-                            "give a custom layout with layout and config_name instead" % (request.config,))
+        raise GpuShareError(
+            "config %r is not a shipped MIG config name (all-disabled, all-enabled, all-balanced, all-<profile>); "
+            "give a custom layout with layout and config_name instead" % (request.config,)
+        )
     if request.layout is not None:
         if not request.config_name:
-            raise GpuShareError("A custom layout needs config_name: the name it gets in the mig-parted ConfigMap and the nodes' %s label." % LABEL_MIG_CONFIG)
+            raise GpuShareError(
+                "A custom layout needs config_name: the name it gets in the mig-parted ConfigMap and the nodes' %s label."
+                % LABEL_MIG_CONFIG
+            )
         if is_shipped_config_name(request.config_name):
-            raise GpuShareError("config_name %r is a shipped MIG config name: a custom layout under it would change what it means on every "
-                                "GPU model; choose another name" % request.config_name)
+            raise GpuShareError(
+                "config_name %r is a shipped MIG config name: a custom layout under it would change what it means on every "
+                "GPU model; choose another name" % request.config_name
+            )
     if not request.node_names:
         raise GpuShareError("Say which nodes to reconfigure: nodes.names or nodes.selector.")
 
@@ -272,8 +254,11 @@ def _node_layout(request, state, gpu_count):
     validate_mig_layout(request.layout, state.gpu_model, gpu_count, state.name)
     uncovered = _uncovered_gpus(request.layout, gpu_count)
     if uncovered:
-        raise GpuShareError("node %s: the layout leaves GPU(s) %s of its %d unassigned, and mig-parted would leave them as they are; list them "
-                            "(with mig-enabled: false to turn MIG off) or use devices: all" % (state.name, ", ".join(map(str, uncovered)), gpu_count))
+        raise GpuShareError(
+            "node %s: the layout leaves GPU(s) %s of its %d unassigned, and mig-parted would leave them as they are; list them "
+            "(with mig-enabled: false to turn MIG off) or use devices: all"
+            % (state.name, ", ".join(map(str, uncovered)), gpu_count)
+        )
     return request.layout
 
 
@@ -282,16 +267,23 @@ def _validate_node(request, state, configs, strategy):
     if not state.is_gpu_node:
         raise GpuShareError("node %s has no NVIDIA GPU" % state.name)
     if state.mig_config_state in (MIG_STATE_PENDING, MIG_STATE_REBOOTING):
-        raise GpuShareError("node %s: its previous MIG change to %s is still %s; wait for it to finish (or see why it does not: %s)"
-                            % (state.name, state.mig_config, state.mig_config_state, STUCK_HINT))
+        raise GpuShareError(
+            "node %s: its previous MIG change to %s is still %s; wait for it to finish (or see why it does not: %s)"
+            % (state.name, state.mig_config, state.mig_config_state, STUCK_HINT)
+        )
     if state.mig_config == request.target_config and state.mig_config_state == MIG_STATE_FAILED:
-        raise GpuShareError("node %s: its MIG change to %s failed, and mig-manager does not retry an unchanged label; remove the cause (GPU "
-                            "pods, see the node's MigConfigFailed events), then apply another config first (e.g. all-disabled)"
-                            % (state.name, state.mig_config))
+        raise GpuShareError(
+            "node %s: its MIG change to %s failed, and mig-manager does not retry an unchanged label; remove the cause (GPU "
+            "pods, see the node's MigConfigFailed events), then apply another config first (e.g. all-disabled)"
+            % (state.name, state.mig_config)
+        )
     gpu_count = physical_gpu_count(state, configs)
     if gpu_count is None:
-        raise GpuShareError("node %s: cannot tell its number of physical GPUs (%s=%s with strategy single names %d MIG devices of a layout "
-                            "that is not uniform); switch it to all-disabled first" % (state.name, LABEL_MIG_CONFIG, state.mig_config, state.count))
+        raise GpuShareError(
+            "node %s: cannot tell its number of physical GPUs (%s=%s with strategy single names %d MIG devices of a layout "
+            "that is not uniform); switch it to all-disabled first"
+            % (state.name, LABEL_MIG_CONFIG, state.mig_config, state.count)
+        )
     layout = _node_layout(request, state, gpu_count)
     if strategy == "single":
         problem = single_strategy_problem(layout, gpu_count)
@@ -308,9 +300,12 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     Raises GpuShareError listing every node that cannot take the change, before anything is written.
     """
     validate_request(request)
-    platform = platform_without_mig(nodes)
+    platform = cloud_without_mig(nodes)
     if platform and request.target_config != ALL_DISABLED:
-        raise GpuShareError("%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps." % platform)
+        raise GpuShareError(
+            "%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps."
+            % platform
+        )
     states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
     node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
     missing = sorted(set(request.node_names) - set(states))
@@ -336,21 +331,29 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
             errors.append(exc.msg)
     if request.layout is None and plan.layouts:
         if active_config_map is None:
-            errors.append("the ClusterPolicy names MIG ConfigMap %s/%s in spec.migManager.config.name, which does not exist"
-                          % (platform_namespace, active_name))
+            errors.append(
+                "the ClusterPolicy names MIG ConfigMap %s/%s in spec.migManager.config.name, which does not exist"
+                % (platform_namespace, active_name)
+            )
         elif request.config not in active_configs:
-            errors.append("MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add it there or give "
-                          "the layout with layout and config_name" % (platform_namespace, active_name, request.config))
+            errors.append(
+                "MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add it there or give "
+                "the layout with layout and config_name" % (platform_namespace, active_name, request.config)
+            )
     policy_patch = {}
     records = {}
     if request.layout is not None:
-        _plan_config_map(plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records)
+        _plan_config_map(
+            plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records
+        )
     if strategy == "mixed" and current_strategy != "mixed":
         # The strategy is cluster-wide and the device plugin rejects MPS with migStrategy mixed.
         mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
         if mps_nodes:
-            errors.append("the mixed strategy applies to every node and MPS cannot run with it, but node(s) %s use MPS: "
-                          "remove MPS first (gpu_mps state=absent, or gpu_reset)" % ", ".join(mps_nodes))
+            errors.append(
+                "the mixed strategy applies to every node and MPS cannot run with it, but node(s) %s use MPS: "
+                "remove MPS first (gpu_mps state=absent, or gpu_reset)" % ", ".join(mps_nodes)
+            )
     if errors:
         raise GpuShareError("Cannot apply MIG config %s: %s." % (request.target_config, "; ".join(errors)))
 
@@ -359,11 +362,16 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         records[POLICY_STRATEGY_FIELD] = ((policy.get("spec") or {}).get("mig") or {}).get("strategy")
         others = sorted(name for name, state in states.items() if state.mig_enabled and name not in plan.layouts)
         if others:
-            plan.warnings.append("The MIG strategy is cluster-wide: changing it to %s re-advertises the MIG devices of node(s) %s too."
-                                 % (strategy, ", ".join(others)))
+            plan.warnings.append(
+                "The MIG strategy is cluster-wide: changing it to %s re-advertises the MIG devices of node(s) %s too."
+                % (strategy, ", ".join(others))
+            )
     if policy_patch:
-        plan.policy_patch = annotated(policy_patch, record_patch(policy, "spec", records))
-    plan.before["cluster_policy"] = {POLICY_STRATEGY_FIELD: current_strategy, POLICY_MIG_MANAGER_FIELD: mig_manager_config_of(policy)}
+        plan.policy_patch = with_annotations(policy_patch, record_patch(policy, "spec", records))
+    plan.before["cluster_policy"] = {
+        POLICY_STRATEGY_FIELD: current_strategy,
+        POLICY_MIG_MANAGER_FIELD: mig_manager_config_of(policy),
+    }
     after_mig_manager = mig_manager_config_of(policy)
     if request.layout is not None:
         after_mig_manager["name"] = request.config_map
@@ -373,7 +381,9 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     return plan
 
 
-def _plan_config_map(plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records):
+def _plan_config_map(
+    plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records
+):
     """Merge the custom layout into its ConfigMap and point the policy at that ConfigMap."""
     existing_text = ((target_config_map or {}).get("data") or {}).get(MIG_PARTED_KEY)
     # A new ConfigMap starts from the one mig-manager reads now, so the shipped names keep working.
@@ -384,15 +394,19 @@ def _plan_config_map(plan, request, policy, active_config_map, target_config_map
     if existing_layout is not None and existing_layout != request.layout:
         users = sorted(name for name, state in states.items() if state.mig_config == request.config_name)
         if users:
-            errors.append("config %s already exists in ConfigMap %s with another layout and node(s) %s use it; mig-manager does not reload a "
-                          "config edited under the same name (gpu-operator #891): give the new layout a new config_name"
-                          % (request.config_name, request.config_map, ", ".join(users)))
+            errors.append(
+                "config %s already exists in ConfigMap %s with another layout and node(s) %s use it; mig-manager does not reload a "
+                "config edited under the same name (gpu-operator #891): give the new layout a new config_name"
+                % (request.config_name, request.config_map, ", ".join(users))
+            )
             return
     text, changed = build_mig_parted_config(base_text, request.config_name, request.layout)
     if target_config_map is None:
         plan.create_config_map = {MIG_PARTED_KEY: text}
     elif changed or existing_text != text:
-        plan.config_map_patch = annotated({"data": {MIG_PARTED_KEY: text}}, record_patch(target_config_map, "data", {MIG_PARTED_KEY: existing_text}))
+        plan.config_map_patch = with_annotations(
+            {"data": {MIG_PARTED_KEY: text}}, record_patch(target_config_map, "data", {MIG_PARTED_KEY: existing_text})
+        )
     plan.before["config_map"] = {request.config_name: existing_layout}
     plan.after["config_map"] = {request.config_name: request.layout}
     if mig_manager_config_map(policy) != request.config_map:
@@ -411,9 +425,13 @@ def _plan_nodes(plan, config_name, states, node_by_name, counts, strategy):
         if current != config_name:
             # The state label is cleared with the change so that the old change's success (or failure)
             # is never mistaken for this one's; mig-manager sets it again as it starts.
-            plan.node_patches[name] = annotated({"metadata": {"labels": {LABEL_MIG_CONFIG: config_name, LABEL_MIG_CONFIG_STATE: None}}},
-                                                record_patch(node_by_name[name], "labels", {LABEL_MIG_CONFIG: current}))
-        plan.expectations[name] = MigExpectation(config_name, expected_devices(plan.layouts[name], counts[name]), strategy)
+            plan.node_patches[name] = with_annotations(
+                {"metadata": {"labels": {LABEL_MIG_CONFIG: config_name, LABEL_MIG_CONFIG_STATE: None}}},
+                record_patch(node_by_name[name], "labels", {LABEL_MIG_CONFIG: current}),
+            )
+        plan.expectations[name] = MigExpectation(
+            config_name, expected_devices(plan.layouts[name], counts[name]), strategy
+        )
 
 
 def expected_devices(layout, gpu_count):

@@ -5,35 +5,29 @@
 
 Pure: no I/O. The rules are those of k8s-device-plugin ``api/config/v1`` (reference file, section 1);
 where the plugin silently does something surprising (MPS winning over time-slicing, replicas 1) we
-refuse instead, because a silently ignored setting is what users trip over.
-"""
+refuse instead, because a silently ignored setting is what users trip over."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import is_valid_profile_name
-
-try:
-    import yaml
-
-    HAS_YAML = True
-except ImportError:
-    HAS_YAML = False
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import is_valid_profile_name
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import load_yaml_mapping
 
 RESOURCE_PREFIX = "nvidia.com/"
 RESOURCE_GPU = "nvidia.com/gpu"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
 # renameByDefault advertises each shared resource under this suffix (nvidia.com/gpu.shared).
 SHARED_RESOURCE_SUFFIX = ".shared"
-
 METHOD_TIME_SLICING = "time-slicing"
 METHOD_MPS = "mps"
 SHARING_METHODS = (METHOD_TIME_SLICING, METHOD_MPS)
+
 # Key of each method under ``sharing:``.
 SHARING_KEYS = {METHOD_TIME_SLICING: "timeSlicing", METHOD_MPS: "mps"}
-MIG_STRATEGIES = ("none", "single", "mixed")
+DEVICE_PLUGIN_MIG_STRATEGIES = ("none", "single", "mixed")
 MIN_REPLICAS = 2
 
 
@@ -47,7 +41,9 @@ def mig_resource_name(profile):
     return MIG_RESOURCE_PREFIX + profile
 
 
-def build_sharing_config(method, replicas, resources=None, rename_by_default=False, fail_requests_greater_than_one=None, mig_strategy=None):
+def build_sharing_config(
+    method, replicas, resources=None, rename_by_default=False, fail_requests_greater_than_one=None, mig_strategy=None
+):
     """The device plugin configuration sharing GPUs with ``method`` ('time-slicing' or 'mps').
 
     ``resources`` lists resource names (``gpu``, ``nvidia.com/mig-1g.10gb``) sharing ``replicas``
@@ -110,8 +106,11 @@ def validate_sharing_config(config, source="device plugin config"):
     if not isinstance(flags, dict):
         raise GpuShareError("%s: flags must be a mapping" % source)
     mig_strategy = flags.get("migStrategy")
-    if mig_strategy is not None and mig_strategy not in MIG_STRATEGIES:
-        raise GpuShareError("%s: flags.migStrategy must be one of %s, got %r" % (source, ", ".join(MIG_STRATEGIES), mig_strategy))
+    if mig_strategy is not None and mig_strategy not in DEVICE_PLUGIN_MIG_STRATEGIES:
+        raise GpuShareError(
+            "%s: flags.migStrategy must be one of %s, got %r"
+            % (source, ", ".join(DEVICE_PLUGIN_MIG_STRATEGIES), mig_strategy)
+        )
 
     sharing = config.get("sharing")
     sharing = {} if sharing is None else sharing
@@ -123,7 +122,9 @@ def validate_sharing_config(config, source="device plugin config"):
         # The plugin would silently use MPS and ignore timeSlicing.
         raise GpuShareError("%s: sharing sets both timeSlicing and mps; they are mutually exclusive, keep one" % source)
     for method in configured:
-        _validate_method(sharing[SHARING_KEYS[method]], method, mig_strategy, "%s: sharing.%s" % (source, SHARING_KEYS[method]))
+        _validate_method(
+            sharing[SHARING_KEYS[method]], method, mig_strategy, "%s: sharing.%s" % (source, SHARING_KEYS[method])
+        )
 
 
 def _validate_method(method_config, method, mig_strategy, where):
@@ -133,11 +134,15 @@ def _validate_method(method_config, method, mig_strategy, where):
         if method_config.get(flag) is not None and not isinstance(method_config[flag], bool):
             raise GpuShareError("%s.%s must be true or false, got %r" % (where, flag, method_config[flag]))
     if method == METHOD_MPS and mig_strategy == "mixed":
-        raise GpuShareError("%s: MPS cannot be used with migStrategy mixed; use time-slicing or another MIG strategy" % where)
+        raise GpuShareError(
+            "%s: MPS cannot be used with migStrategy mixed; use time-slicing or another MIG strategy" % where
+        )
 
     resources = method_config.get("resources")
     if not isinstance(resources, list) or not resources:
-        raise GpuShareError("%s.resources must list at least one resource, e.g. {name: nvidia.com/gpu, replicas: 4}" % where)
+        raise GpuShareError(
+            "%s.resources must list at least one resource, e.g. {name: nvidia.com/gpu, replicas: 4}" % where
+        )
     seen = set()
     for index, resource in enumerate(resources):
         item = "%s.resources[%d]" % (where, index)
@@ -154,7 +159,8 @@ def _validate_method(method_config, method, mig_strategy, where):
         replicas = resource.get("replicas")
         if not _is_int(replicas) or replicas < MIN_REPLICAS:
             raise GpuShareError(
-                "%s: replicas of %s must be an integer >= %d, got %r; to stop sharing, remove the sharing config instead" % (item, name, MIN_REPLICAS, replicas)
+                "%s: replicas of %s must be an integer >= %d, got %r; to stop sharing, remove the sharing config instead"
+                % (item, name, MIN_REPLICAS, replicas)
             )
 
 
@@ -162,11 +168,14 @@ def _check_resource_name(name, method, mig_strategy, item):
     if name == RESOURCE_GPU:
         return
     if method == METHOD_MPS:
-        raise GpuShareError("%s: MPS can share only %s (full GPUs, not MIG devices), got %s" % (item, RESOURCE_GPU, name))
+        raise GpuShareError(
+            "%s: MPS can share only %s (full GPUs, not MIG devices), got %s" % (item, RESOURCE_GPU, name)
+        )
     profile = name[len(MIG_RESOURCE_PREFIX) :] if name.startswith(MIG_RESOURCE_PREFIX) else None
     if profile is None or not is_valid_profile_name(profile):
         raise GpuShareError(
-            "%s: time-slicing can share %s or %s<profile> (e.g. %s), got %s" % (item, RESOURCE_GPU, MIG_RESOURCE_PREFIX, mig_resource_name("1g.10gb"), name)
+            "%s: time-slicing can share %s or %s<profile> (e.g. %s), got %s"
+            % (item, RESOURCE_GPU, MIG_RESOURCE_PREFIX, mig_resource_name("1g.10gb"), name)
         )
     if mig_strategy in ("none", "single"):
         raise GpuShareError(
@@ -187,32 +196,11 @@ def sharing_method_of(config):
     for method in (METHOD_MPS, METHOD_TIME_SLICING):
         method_config = sharing.get(SHARING_KEYS[method])
         resources = method_config.get("resources") if isinstance(method_config, dict) else None
-        if isinstance(resources, list) and any(isinstance(r, dict) and _is_int(r.get("replicas")) and r["replicas"] > 1 for r in resources):
+        if isinstance(resources, list) and any(
+            isinstance(r, dict) and _is_int(r.get("replicas")) and r["replicas"] > 1 for r in resources
+        ):
             return method
     return None
-
-
-def _require_yaml():
-    if not HAS_YAML:
-        raise GpuShareError("The PyYAML Python library is required on the host running this module: pip install PyYAML")
-
-
-def load_yaml_mapping(text, what):
-    """Parse YAML ``text`` that must hold a mapping; ``what`` names it in errors. Shared with mig_layout."""
-    _require_yaml()
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise GpuShareError("%s is not valid YAML: %s" % (what, exc))
-    if not isinstance(data, dict):
-        raise GpuShareError("%s must be a YAML mapping, got %s" % (what, "nothing" if data is None else type(data).__name__))
-    return data
-
-
-def dump_config(config):
-    """YAML text of a config mapping: block style, keys in insertion order. Shared with mig_layout."""
-    _require_yaml()
-    return yaml.safe_dump(config, default_flow_style=False, sort_keys=False)
 
 
 def parse_sharing_config(text, source="device plugin config"):
@@ -223,3 +211,12 @@ def parse_sharing_config(text, source="device plugin config"):
     config = load_yaml_mapping(text, source)
     _check_version(config, source)
     return config
+
+
+def mps_client_limits(memory_mib, replicas):
+    """The limits NVIDIA's MPS control daemon gives each of ``replicas`` clients sharing one GPU of
+    ``memory_mib`` (None when unknown)."""
+    return dict(
+        active_thread_percentage=100 // replicas,
+        pinned_device_memory_limit_mib=memory_mib // replicas if memory_mib else None,
+    )

@@ -4,21 +4,24 @@
 """What a Node object says about its GPUs (GPU Feature Discovery labels and device plugin resources).
 
 Pure: works on the plain dict the Kubernetes API returns for a Node. The label names are NVIDIA's
-(reference file, sections 2 and 4); other code imports them from here.
-"""
+(reference file, sections 2 and 4); other code imports them from here."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.device_plugin_config import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
     RESOURCE_GPU,
     RESOURCE_PREFIX,
     SHARED_RESOURCE_SUFFIX,
-    mig_resource_name,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.gpu_models import base_product, find_gpu_model, is_valid_profile_name
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
+    base_product,
+    find_gpu_model,
+    is_valid_profile_name,
+    mig_profile_of_product,
+)
 
 LABEL_PRESENT = "nvidia.com/gpu.present"
 LABEL_PRODUCT = "nvidia.com/gpu.product"
@@ -36,15 +39,15 @@ LABEL_DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 
 # Value mig-manager gives the gpu.deploy.<component> labels while it reconfigures MIG.
 PAUSED_FOR_MIG_CHANGE = "paused-for-mig-change"
+
 # The operands mig-manager pauses, in its order.
 MIG_PAUSED_COMPONENTS = ("device-plugin", "gpu-feature-discovery", "dcgm-exporter", "dcgm", "nvsm")
-
 MIG_STATE_SUCCESS = "success"
 MIG_STATE_PENDING = "pending"
 MIG_STATE_REBOOTING = "rebooting"
 MIG_STATE_FAILED = "failed"
-
 SHARING_NONE = "none"
+
 # GFD's single-strategy product for a layout it cannot describe: <model>-MIG-INVALID, count 0.
 MIG_INVALID_SUFFIX = "-MIG-INVALID"
 
@@ -109,14 +112,20 @@ class NodeGpuState(object):
         self.mps_capable = labels.get(LABEL_MPS_CAPABLE) == "true"
         self.device_plugin_config = labels.get(LABEL_DEVICE_PLUGIN_CONFIG)
         self.paused_components = sorted(
-            name[len(LABEL_DEPLOY_PREFIX) :] for name, value in labels.items() if name.startswith(LABEL_DEPLOY_PREFIX) and value == PAUSED_FOR_MIG_CHANGE
+            name[len(LABEL_DEPLOY_PREFIX) :]
+            for name, value in labels.items()
+            if name.startswith(LABEL_DEPLOY_PREFIX) and value == PAUSED_FOR_MIG_CHANGE
         )
         self.capacity = _nvidia_resources(capacity)
         self.allocatable = _nvidia_resources(allocatable)
         self.taints = list(taints or [])
         self.unschedulable = bool(unschedulable)
         self.mig_resources = _mig_resources(labels)
-        self.is_gpu_node = labels.get(LABEL_PRESENT) == "true" or LABEL_COUNT in labels or any(value > 0 for value in self.capacity.values())
+        self.is_gpu_node = (
+            labels.get(LABEL_PRESENT) == "true"
+            or LABEL_COUNT in labels
+            or any(value > 0 for value in self.capacity.values())
+        )
         self.gpu_model = find_gpu_model(self.product, self.memory_mib) if self.product else None
         # Single strategy names the MIG device in the product; mixed advertises nvidia.com/mig-<profile>.
         self.mig_enabled = bool(self.product and "-MIG-" in self.product) or any(
@@ -169,63 +178,9 @@ class NodeGpuState(object):
         }
 
 
-def _capacity_finding(state, resource, expected, what):
-    advertised = state.shared_resource(resource)
-    actual = state.capacity.get(advertised, 0)
-    if actual != expected:
-        return "capacity %s is %d, expected %s = %d; the device plugin has not applied the current config (restart its DaemonSet)" % (
-            advertised,
-            actual,
-            what,
-            expected,
-        )
-    return None
-
-
-def findings_for_node(state, config_keys=None):
-    """Problems visible on one node, as sentences for the user (empty when all is consistent).
-
-    ``config_keys`` are the keys of the device plugin ConfigMap; when given, a node label naming
-    another key is reported (the plugin skips unknown keys). Resource counts are not compared while a
-    MIG change is pending, since mig-manager withdraws the resources on purpose then.
-    """
-    if not state.is_gpu_node:
-        return []
-    findings = []
-    if config_keys is not None and state.device_plugin_config and state.device_plugin_config not in config_keys:
-        findings.append(
-            "label %s=%s names no key of the device plugin ConfigMap (keys: %s); the plugin ignores it"
-            % (LABEL_DEVICE_PLUGIN_CONFIG, state.device_plugin_config, ", ".join(sorted(config_keys)) or "none")
-        )
-    if state.mig_config_state == MIG_STATE_PENDING:
-        findings.append("MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)" % state.mig_config)
-    elif state.mig_config_state == MIG_STATE_FAILED:
-        findings.append(
-            "MIG change to %s failed; stop the GPU pods on the node, then set %s again (or to another name) to retry" % (state.mig_config, LABEL_MIG_CONFIG)
-        )
-    if state.paused_components and state.mig_config_state != MIG_STATE_PENDING:
-        findings.append(
-            "labels %s=%s are left behind while no MIG change is pending; the operands stay stopped until they are removed"
-            % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
-        )
-    if state.product and state.product.endswith(MIG_INVALID_SUFFIX):
-        findings.append("GPU Feature Discovery reports an inconsistent MIG layout (%s); apply a layout valid for this GPU" % state.product)
-        return findings
-    if state.mig_config_state == MIG_STATE_PENDING:
-        return findings
-    if LABEL_COUNT not in state.labels:
-        findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
-        return findings
-
-    if state.mig_strategy == "mixed" and state.mig_resources:
-        for profile, count in sorted(state.mig_resources.items()):
-            replicas = _to_int(state.labels.get(mig_label(profile, "replicas"))) or 1
-            finding = _capacity_finding(state, mig_resource_name(profile), count * replicas, "%s x %d replicas" % (mig_label(profile, "count"), replicas))
-            if finding:
-                findings.append(finding)
-    else:
-        what = "%s %d x %s %d" % (LABEL_COUNT, state.count, LABEL_REPLICAS, state.replicas)
-        finding = _capacity_finding(state, RESOURCE_GPU, state.count * state.replicas, what)
-        if finding:
-            findings.append(finding)
-    return findings
+def advertised_mig_devices(state):
+    """profile -> MIG devices a node advertises: the mixed-strategy labels, or the single-strategy product and count."""
+    if state.mig_strategy == "mixed":
+        return dict(state.mig_resources)
+    profile = mig_profile_of_product(state.product)
+    return {profile: state.count} if profile else {}

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every argument spec and shared option of the collection's modules, in one place."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.module_utils.basic import AnsibleFallbackNotFound
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    CUSTOM_MIG_CONFIG_MAP,
+    POLICY_MIG_STRATEGIES,
+)
+
+
+def k8s_env_fallback(*names, **kwargs):
+    """Read the first of ``names`` that is set, as kubernetes.core does.
+
+    kubernetes.core reads booleans as "anything but 0/false/no is true"; Ansible's own boolean
+    parsing would reject or flip some values (``off``), so booleans are converted here.
+    """
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None:
+            if kwargs.get("boolean"):
+                return value.lower() not in ("0", "false", "no")
+            if kwargs.get("comma_list"):
+                return [item.strip() for item in value.split(",") if item.strip()]
+            return value
+    raise AnsibleFallbackNotFound
+
+
+# validate-modules only accepts fallback=(callable, [args]), so the keyword variants get their own
+# callables.
+def k8s_env_bool_fallback(*names):
+    """``k8s_env_fallback(*names, boolean=True)``."""
+    return k8s_env_fallback(*names, boolean=True)
+
+
+def k8s_env_list_fallback(*names):
+    """``k8s_env_fallback(*names, comma_list=True)``."""
+    return k8s_env_fallback(*names, comma_list=True)
+
+
+PROXY_HEADERS_SPEC = dict(
+    proxy_basic_auth=dict(
+        type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"])
+    ),
+    basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"])),
+    user_agent=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_USER_AGENT"])),
+)
+
+# For each option kubernetes.core reads K8S_AUTH_<OPTION>, then K8S_AUTH_<CLIENT ATTRIBUTE>.
+AUTH_ARG_SPEC = dict(
+    kubeconfig=dict(type="raw", fallback=(k8s_env_fallback, ["K8S_AUTH_KUBECONFIG"])),
+    context=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_CONTEXT"])),
+    host=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_HOST"])),
+    api_key=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_API_KEY"])),
+    username=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_USERNAME"])),
+    password=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"])),
+    validate_certs=dict(
+        type="bool",
+        aliases=["verify_ssl"],
+        fallback=(k8s_env_bool_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"]),
+    ),
+    ca_cert=dict(
+        type="path", aliases=["ssl_ca_cert"], fallback=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"])
+    ),
+    client_cert=dict(
+        type="path", aliases=["cert_file"], fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])
+    ),
+    client_key=dict(
+        type="path",
+        aliases=["key_file"],
+        no_log=False,
+        fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"]),
+    ),
+    proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY"])),
+    no_proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"])),
+    proxy_headers=dict(type="dict", options=PROXY_HEADERS_SPEC),
+    persist_config=dict(type="bool", fallback=(k8s_env_bool_fallback, ["K8S_AUTH_PERSIST_CONFIG"])),
+    impersonate_user=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"])),
+    impersonate_groups=dict(
+        type="list", elements="str", fallback=(k8s_env_list_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"])
+    ),
+)
+
+# Where the GPU Operator is (documented by the gpushare.k8s.operator fragment).
+OPERATOR_ARG_SPEC = dict(
+    cluster_policy=dict(type="str"),
+    namespace=dict(type="str"),
+)
+
+
+def wait_arg_spec(default_timeout):
+    """``wait`` and ``wait_timeout``; each module documents what it waits for."""
+    return dict(wait=dict(type="bool", default=True), wait_timeout=dict(type="int", default=default_timeout))
+
+
+NODES_SPEC = dict(
+    type="dict",
+    options=dict(
+        names=dict(type="list", elements="str"),
+        selector=dict(type="str"),
+    ),
+)
+
+# Options every device-plugin profile module shares (documented in the device_plugin_profile fragment).
+PROFILE_ARG_SPEC = dict(
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    replicas=dict(type="int"),
+    rename_by_default=dict(type="bool", default=False),
+    fail_requests_greater_than_one=dict(type="bool"),
+    config_map=dict(type="str"),
+    config_key=dict(type="str", no_log=False),
+    nodes=NODES_SPEC,
+    make_default=dict(type="bool", default=False),
+    restart_device_plugin=dict(type="bool"),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(300)),
+)
+
+PROFILE_REQUIRED_IF = [("state", "present", ["replicas"])]
+TIMESLICING_ARG_SPEC = dict(PROFILE_ARG_SPEC, resources=dict(type="list", elements="str", default=["nvidia.com/gpu"]))
+MPS_ARG_SPEC = PROFILE_ARG_SPEC
+MIG_ARG_SPEC = dict(
+    strategy=dict(type="str", choices=list(POLICY_MIG_STRATEGIES)),
+    config=dict(type="str"),
+    layout=dict(type="list", elements="dict"),
+    config_name=dict(type="str"),
+    config_map=dict(type="str", default=CUSTOM_MIG_CONFIG_MAP),
+    nodes=dict(NODES_SPEC, required=True),
+    drain=dict(type="bool", default=False),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600)),
+)
+
+MIG_MODULE_KWARGS = dict(
+    mutually_exclusive=[("config", "layout")],
+    required_one_of=[("config", "layout")],
+    required_together=[("layout", "config_name")],
+)
+
+RESET_ARG_SPEC = dict(
+    nodes=NODES_SPEC,
+    config_key=dict(type="str", no_log=False),
+    remove_profiles=dict(type="bool", default=False),
+    mig=dict(type="bool", default=True),
+    restore=dict(type="bool", default=False),
+    drain=dict(type="bool", default=False),
+    force=dict(type="bool", default=False),
+    restart_device_plugin=dict(type="bool"),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600)),
+)
+
+INFO_ARG_SPEC = dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str"))

@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning a device-plugin sharing profile: pure functions from (cluster objects, request) to the
+writes to make, the restart decision, what each node must show afterwards, and the diff.
+
+No Kubernetes I/O here: ``device_plugin_sharing`` reads the objects, calls ``plan_profile`` and
+applies the plan, so everything that decides *what* to change is unit-tested without a cluster."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    POLICY_DEVICE_PLUGIN_FIELD,
+    device_plugin_config_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import ALL_DISABLED
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
+    read_record,
+    record_patch,
+    was_created,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import (
+    NodeExpectation,
+    SharingPlan,
+    _existing_config,
+    _label_nodes,
+)
+
+# A profile without sharing: nodes pointed at it are unshared even when the policy default shares.
+UNSHARED_KEY = "unshared"
+UNSHARED_CONFIG = {"version": "v1"}
+
+
+def plan_reset(
+    platform_namespace,
+    config_map_name,
+    policy,
+    config_map,
+    nodes,
+    node_names=None,
+    config_key=None,
+    remove_profiles=False,
+    restart=None,
+):
+    """Bring nodes back to unshared (or onto ``config_key``): labels, policy default, our keys.
+
+    ``node_names`` None means every GPU node: their labels go and the policy default is cleared.
+    For some nodes only, when the policy default is itself a sharing profile, removing the label
+    would leave them shared, so they are pointed at the ``unshared`` profile instead.
+    """
+    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
+    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
+    missing = sorted(set(node_names or ()) - set(states))
+    if missing:
+        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    every_node = node_names is None
+    targets = sorted(name for name, state in states.items() if state.is_gpu_node) if every_node else list(node_names)
+    plan = SharingPlan(platform_namespace, config_map_name)
+    policy_name, policy_default = device_plugin_config_of(policy)
+    data = dict((config_map or {}).get("data") or {})
+
+    new_default = None if every_node else policy_default
+    target_key = config_key
+    if config_key is not None and config_key not in data:
+        raise GpuShareError(
+            "config_key %r is not a key of ConfigMap %s/%s (keys: %s)."
+            % (config_key, platform_namespace, config_map_name, ", ".join(sorted(data)) or "none")
+        )
+    if (
+        config_key is None
+        and not every_node
+        and policy_default
+        and _existing_config(config_map, policy_default, policy_default)[1]
+    ):
+        target_key = UNSHARED_KEY
+    data_patch = {}
+    if target_key == UNSHARED_KEY and UNSHARED_KEY not in data:
+        data_patch[UNSHARED_KEY] = dump_config(UNSHARED_CONFIG)
+
+    _label_nodes(plan, targets, target_key, states, node_by_name)
+    if new_default != policy_default:
+        plan.policy_patch = with_annotations(
+            {"spec": {"devicePlugin": {"config": {"name": policy_name, "default": None}}}},
+            record_patch(
+                policy,
+                "spec",
+                {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
+            ),
+        )
+    plan.before["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": policy_default}}
+    plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": new_default}}
+
+    if remove_profiles and config_map is not None:
+        still_used = set([new_default, target_key]) | set(
+            state.device_plugin_config for name, state in states.items() if name not in targets
+        )
+        for key in sorted(keys_created_by_collection(config_map)):
+            if key not in still_used and key in data:
+                data_patch[key] = None
+    if data_patch:
+        previous = dict((key, data.get(key)) for key in data_patch)
+        if config_map is None:
+            plan.create_config_map = data_patch
+        else:
+            plan.config_map_patch = with_annotations({"data": data_patch}, record_patch(config_map, "data", previous))
+        plan.before["config_map"] = previous
+        plan.after["config_map"] = data_patch
+
+    fallback = (
+        _existing_config(config_map, target_key, target_key)[1] if target_key and target_key != UNSHARED_KEY else None
+    )
+    expectation = NodeExpectation(fallback)
+    plan.expectations = dict((name, expectation) for name in targets if states[name].is_gpu_node)
+    plan.restart = (
+        (plan.changed or any(expectation.problem(node_by_name[name]) for name in plan.expectations))
+        if restart is None
+        else restart
+    )
+    return plan
+
+
+def keys_created_by_collection(config_map):
+    """ConfigMap keys this collection added (absent before its first change), per the restore record."""
+    if was_created(config_map):
+        return set((config_map.get("data") or {}).keys())
+    return set(key for key, previous in (read_record(config_map).get("data") or {}).items() if previous is None)
+
+
+def mig_enabled_nodes(nodes, node_names):
+    """Nodes whose MIG configuration is anything but all-disabled."""
+    names = set(node_names)
+    return sorted(
+        node["metadata"]["name"]
+        for node in nodes
+        if node["metadata"]["name"] in names and NodeGpuState.from_node(node).mig_config not in (None, ALL_DISABLED)
+    )

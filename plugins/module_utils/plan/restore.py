@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning a device-plugin sharing profile: pure functions from (cluster objects, request) to the
+writes to make, the restart decision, what each node must show afterwards, and the diff.
+
+No Kubernetes I/O here: ``device_plugin_sharing`` reads the objects, calls ``plan_profile`` and
+applies the plan, so everything that decides *what* to change is unit-tested without a cluster."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_MIG_CONFIG,
+    LABEL_MIG_CONFIG_STATE,
+    NodeGpuState,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import restore_patch, was_created
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation, _existing_config
+
+
+def apply_merge_patch(target, patch):
+    """RFC 7386: what ``target`` becomes once the API server applies merge ``patch`` to it."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
+class RestorePlan(object):
+    """Writes that put every recorded object back as it was before this collection changed it."""
+
+    def __init__(self):
+        self.policy_patch = None
+        self.node_patches = {}
+        self.config_map_patches = {}  # name -> patch
+        self.config_maps_to_delete = []
+        self.expectations = {}
+        self.mig_changes = {}  # node name -> restored nvidia.com/mig.config value
+        self.before = {}
+        self.after = {}
+
+    @property
+    def changed(self):
+        return bool(self.policy_patch or self.node_patches or self.config_map_patches or self.config_maps_to_delete)
+
+
+def plan_restore(policy, config_maps, nodes):
+    """Plan putting back the ClusterPolicy, ConfigMaps (of the operator's namespace) and nodes."""
+    plan = RestorePlan()
+    restored_policy = policy
+    patch = restore_patch(policy)
+    if patch:
+        plan.policy_patch = patch
+        restored_policy = apply_merge_patch(policy, patch)
+        plan.before["cluster_policy"] = policy.get("spec")
+        plan.after["cluster_policy"] = restored_policy.get("spec")
+
+    restored_maps = {}
+    for config_map in config_maps:
+        name = config_map["metadata"]["name"]
+        if was_created(config_map):
+            plan.config_maps_to_delete.append(name)
+            plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
+            plan.after.setdefault("config_maps", {})[name] = None
+            continue
+        patch = restore_patch(config_map)
+        restored_maps[name] = apply_merge_patch(config_map, patch) if patch else config_map
+        if patch:
+            plan.config_map_patches[name] = patch
+            plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
+            plan.after.setdefault("config_maps", {})[name] = restored_maps[name].get("data")
+
+    config_map_name, default = device_plugin_config_of(restored_policy)
+    restored_config_map = restored_maps.get(config_map_name)
+    for node in nodes:
+        name = node["metadata"]["name"]
+        patch = restore_patch(node)
+        restored = apply_merge_patch(node, patch) if patch else node
+        if patch:
+            plan.node_patches[name] = patch
+            before_labels, after_labels = node["metadata"].get("labels") or {}, restored["metadata"].get("labels") or {}
+            changed_labels = sorted(set(patch["metadata"].get("labels") or {}))
+            plan.before.setdefault("nodes", {})[name] = dict(
+                (label, before_labels.get(label)) for label in changed_labels
+            )
+            plan.after.setdefault("nodes", {})[name] = dict(
+                (label, after_labels.get(label)) for label in changed_labels
+            )
+            if before_labels.get(LABEL_MIG_CONFIG) != after_labels.get(LABEL_MIG_CONFIG) and after_labels.get(
+                LABEL_MIG_CONFIG
+            ):
+                plan.mig_changes[name] = after_labels[LABEL_MIG_CONFIG]
+                # The previous change's success or failure must not pass for this one's result.
+                patch["metadata"]["labels"][LABEL_MIG_CONFIG_STATE] = None
+        state = NodeGpuState.from_node(restored)
+        if state.is_gpu_node:
+            key = state.device_plugin_config or default
+            config = _existing_config(restored_config_map, key, key)[1] if key else None
+            plan.expectations[name] = NodeExpectation(config)
+    return plan

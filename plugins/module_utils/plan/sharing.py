@@ -1,0 +1,365 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning a device-plugin sharing profile: pure functions from (cluster objects, request) to the
+writes to make, the restart decision, what each node must show afterwards, and the diff.
+
+No Kubernetes I/O here: ``device_plugin_sharing`` reads the objects, calls ``plan_profile`` and
+applies the plan, so everything that decides *what* to change is unit-tested without a cluster."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    POLICY_DEVICE_PLUGIN_FIELD,
+    device_plugin_config_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    METHOD_MPS,
+    MIG_RESOURCE_PREFIX,
+    RESOURCE_GPU,
+    SHARED_RESOURCE_SUFFIX,
+    SHARING_KEYS,
+    parse_sharing_config,
+    sharing_method_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_DEVICE_PLUGIN_CONFIG,
+    LABEL_REPLICAS,
+    LABEL_SHARING_STRATEGY,
+    SHARING_NONE,
+    NodeGpuState,
+    mig_label,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import record_patch
+
+SHARED_PRODUCT_SUFFIX = "-SHARED"
+
+
+class SharingRequest(object):
+    """One device-plugin profile as the user wants it.
+
+    ``config`` is the built device-plugin config for ``present`` (None for ``absent``);
+    ``node_names`` are the nodes to label (None: no node is labelled, e.g. ``make_default`` only);
+    ``restart`` is True/False to force, None for "when needed".
+    """
+
+    def __init__(self, state, key, config_map, config=None, node_names=None, make_default=False, restart=None):
+        self.state = state
+        self.key = key
+        self.config_map = config_map
+        self.config = config
+        self.node_names = node_names
+        self.make_default = make_default
+        self.restart = restart
+
+
+class NodeExpectation(object):
+    """What a node's labels and allocatable must show once a config is applied (None: unshared)."""
+
+    def __init__(self, config=None):
+        self.method = sharing_method_of(config) if config else None
+        method_config = (config or {}).get("sharing", {}).get(SHARING_KEYS.get(self.method, ""), {})
+        self.rename_by_default = bool(method_config.get("renameByDefault"))
+        self.replicas = dict((entry["name"], entry["replicas"]) for entry in method_config.get("resources", []))
+
+    def describe(self):
+        if not self.method:
+            return "unshared"
+        return "%s %s" % (self.method, ", ".join("%s x%s" % item for item in sorted(self.replicas.items())))
+
+    def problem(self, node):
+        """None when ``node`` (dict) shows this expectation, else what differs."""
+        state = NodeGpuState.from_node(node)
+        problems = []
+        if not self.method:
+            _expect(problems, LABEL_REPLICAS, state.replicas, 1)
+            _expect(problems, LABEL_SHARING_STRATEGY, state.sharing_strategy, SHARING_NONE)
+            if state.product and state.product.endswith(SHARED_PRODUCT_SUFFIX):
+                problems.append("product %s still ends in %s" % (state.product, SHARED_PRODUCT_SUFFIX))
+            if not state.mig_enabled:
+                _expect(problems, "allocatable " + RESOURCE_GPU, state.allocatable.get(RESOURCE_GPU, 0), state.count)
+            if state.mig_strategy == "mixed":  # time-sliced MIG resources must be back to one replica each
+                for profile, instances in sorted(state.mig_resources.items()):
+                    _expect(
+                        problems,
+                        mig_label(profile, "replicas"),
+                        state.labels.get(mig_label(profile, "replicas"), "1"),
+                        "1",
+                    )
+                    resource = MIG_RESOURCE_PREFIX + profile
+                    _expect(problems, "allocatable " + resource, state.allocatable.get(resource, 0), instances)
+            return "; ".join(problems) or None
+        for resource, replicas in sorted(self.replicas.items()):
+            if resource == RESOURCE_GPU:
+                self._gpu_problems(state, replicas, problems)
+            else:
+                self._mig_problems(state, resource, replicas, problems)
+        if self.method == METHOD_MPS and not state.mps_capable:
+            problems.append("nvidia.com/mps.capable is not true")
+        return "; ".join(problems) or None
+
+    def _gpu_problems(self, state, replicas, problems):
+        _expect(problems, LABEL_REPLICAS, state.replicas, replicas)
+        _expect(problems, LABEL_SHARING_STRATEGY, state.sharing_strategy, self.method)
+        if self.rename_by_default:
+            shared = RESOURCE_GPU + SHARED_RESOURCE_SUFFIX
+            _expect(problems, "allocatable " + shared, state.allocatable.get(shared, 0), state.count * replicas)
+        else:
+            if not (state.product or "").endswith(SHARED_PRODUCT_SUFFIX):
+                problems.append("product %s lacks %s" % (state.product, SHARED_PRODUCT_SUFFIX))
+            _expect(
+                problems, "allocatable " + RESOURCE_GPU, state.allocatable.get(RESOURCE_GPU, 0), state.count * replicas
+            )
+
+    def _mig_problems(self, state, resource, replicas, problems):
+        profile = resource[len(MIG_RESOURCE_PREFIX) :]
+        labels = state.labels
+        _expect(
+            problems, mig_label(profile, "replicas"), labels.get(mig_label(profile, "replicas"), "1"), str(replicas)
+        )
+        instances = state.mig_resources.get(profile, 0)
+        advertised = resource + SHARED_RESOURCE_SUFFIX if self.rename_by_default else resource
+        _expect(problems, "allocatable " + advertised, state.allocatable.get(advertised, 0), instances * replicas)
+
+
+def _expect(problems, what, actual, wanted):
+    if actual != wanted:
+        problems.append("%s=%s (want %s)" % (what, actual, wanted))
+
+
+class SharingPlan(object):
+    """The writes for one profile, in the order they are safe to make, plus what to wait for."""
+
+    def __init__(self, namespace, config_map):
+        self.namespace = namespace
+        self.config_map = config_map
+        self.create_config_map = None  # data of a ConfigMap to create
+        self.config_map_patch = None
+        self.policy_patch = None
+        self.node_patches = {}
+        self.restart = False
+        self.expectations = {}  # node name -> NodeExpectation
+        self.before = {}
+        self.after = {}
+        self.warnings = []
+
+    @property
+    def changed(self):
+        return bool(
+            self.create_config_map is not None
+            or self.config_map_patch
+            or self.policy_patch
+            or self.node_patches
+            or self.restart
+        )
+
+
+def _existing_config(config_map, key, where):
+    text = ((config_map or {}).get("data") or {}).get(key)
+    if text is None:
+        return None, None
+    try:
+        return text, parse_sharing_config(text, source=where)
+    except GpuShareError:
+        # An unparsable key is what the plugin would reject anyway: it is ours to repair.
+        return text, None
+
+
+def validate_targets(request, states):
+    """Refuse targets that cannot take this profile, all problems at once, before any write."""
+    errors = []
+    method = sharing_method_of(request.config)
+    resources = [entry["name"] for entry in request.config["sharing"][SHARING_KEYS[method]]["resources"]]
+    for state in states:
+        if not state.is_gpu_node:
+            errors.append("node %s has no NVIDIA GPU (no nvidia.com/gpu.present label or GPU capacity)" % state.name)
+            continue
+        if method == METHOD_MPS and (state.mig_enabled or state.mig_strategy == "mixed"):
+            errors.append(
+                "node %s has MIG enabled (strategy %s): MPS shares only whole GPUs; disable MIG first (gpu_reset or "
+                "gpu_mig_config config=all-disabled)" % (state.name, state.mig_strategy)
+            )
+            continue
+        if RESOURCE_GPU in resources and state.mig_enabled:
+            errors.append(
+                "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
+                "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
+            )
+        for resource in resources:
+            if resource.startswith(MIG_RESOURCE_PREFIX) and not state.mig_resources.get(
+                resource[len(MIG_RESOURCE_PREFIX) :]
+            ):
+                errors.append(
+                    "node %s advertises no %s: configure MIG with the mixed strategy and that profile first"
+                    % (state.name, resource)
+                )
+    if errors:
+        raise GpuShareError("Cannot apply %s profile %r: %s." % (method, request.key, "; ".join(errors)))
+
+
+def _resolves_to(state, key, default):
+    """Whether a node's device plugin uses profile ``key`` (its label, else the policy default)."""
+    return state.device_plugin_config == key or (
+        state.device_plugin_config is None and state.is_gpu_node and default == key
+    )
+
+
+def plan_profile(request, platform_namespace, policy, config_map, nodes):
+    """Plan ``request`` against the current ClusterPolicy, ConfigMap (or None) and node dicts."""
+    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
+    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
+    missing = sorted(set(request.node_names or ()) - set(states))
+    if missing:
+        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    plan = SharingPlan(platform_namespace, request.config_map)
+    where = "ConfigMap %s/%s key %s" % (platform_namespace, request.config_map, request.key)
+    existing_text, existing_config = _existing_config(config_map, request.key, where)
+    policy_name, policy_default = device_plugin_config_of(policy)
+
+    if request.state == "present":
+        _plan_present(plan, request, states, node_by_name, policy, config_map, existing_text, existing_config, where)
+    else:
+        _plan_absent(plan, request, states, node_by_name, policy, config_map, existing_text)
+
+    plan.before["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": policy_default}}
+    return plan
+
+
+def _plan_present(plan, request, states, node_by_name, policy, config_map, existing_text, existing_config, where):
+    method = sharing_method_of(request.config)
+    existing_method = sharing_method_of(existing_config) if existing_config else None
+    if existing_method and existing_method != method:
+        raise GpuShareError(
+            "%s already holds a %s profile; choose another config_key, or remove it first with state=absent."
+            % (where, existing_method)
+        )
+
+    policy_name, policy_default = device_plugin_config_of(policy)
+    new_default = request.key if request.make_default else policy_default
+    targets = list(request.node_names or [])
+    if request.make_default:
+        targets += [
+            name
+            for name, state in sorted(states.items())
+            if state.is_gpu_node and state.device_plugin_config is None and name not in targets
+        ]
+    content_changed = existing_config != request.config
+    if content_changed:
+        # The key's new content reaches every GPU node already on it, named in this run or not.
+        targets += [
+            name
+            for name, state in sorted(states.items())
+            if name not in targets and state.is_gpu_node and _resolves_to(state, request.key, policy_default)
+        ]
+    validate_targets(request, [states[name] for name in targets])
+
+    text = dump_config(request.config)
+    if config_map is None:
+        plan.create_config_map = {request.key: text}
+    elif content_changed:
+        plan.config_map_patch = with_annotations(
+            {"data": {request.key: text}}, record_patch(config_map, "data", {request.key: existing_text})
+        )
+    plan.before["config_map"] = {request.key: existing_text}
+    plan.after["config_map"] = {request.key: text}
+
+    if (policy_name, policy_default) != (request.config_map, new_default):
+        if policy_name and policy_name != request.config_map:
+            plan.warnings.append(
+                "ClusterPolicy %s pointed at ConfigMap %s; it now points at %s, so profiles kept only in %s no longer apply."
+                % (policy["metadata"]["name"], policy_name, request.config_map, policy_name)
+            )
+        plan.policy_patch = with_annotations(
+            {"spec": {"devicePlugin": {"config": {"name": request.config_map, "default": new_default}}}},
+            record_patch(
+                policy,
+                "spec",
+                {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
+            ),
+        )
+    plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": request.config_map, "default": new_default}}
+
+    _label_nodes(plan, request.node_names or [], request.key, states, node_by_name)
+
+    # The plugin re-reads its config only when the node label changes or its pods restart: nodes
+    # already on this key never see new content without a restart, nor content staged earlier
+    # with restart_device_plugin=false (their labels show the old profile).
+    expectation = NodeExpectation(request.config)
+    stale = [
+        name
+        for name in targets
+        if _resolves_to(states[name], request.key, policy_default)
+        and (content_changed or expectation.problem(node_by_name[name]))
+    ]
+    plan.restart = bool(stale) if request.restart is None else request.restart
+    if stale and not plan.restart:
+        plan.warnings.append(
+            "restart_device_plugin=false: node(s) %s keep the configuration the device plugin read before, "
+            "until it restarts (run again without restart_device_plugin=false)" % ", ".join(stale)
+        )
+        targets = [name for name in targets if name not in stale]
+    plan.expectations = dict((name, expectation) for name in targets)
+
+
+def _label_nodes(plan, names, key, states, node_by_name):
+    """Point ``names`` at profile ``key`` (None removes the label), recording the previous value."""
+    plan.before.setdefault("nodes", {})
+    plan.after.setdefault("nodes", {})
+    for name in names:
+        current = states[name].device_plugin_config
+        plan.before["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: current}
+        plan.after["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: key}
+        if current != key:
+            plan.node_patches[name] = with_annotations(
+                {"metadata": {"labels": {LABEL_DEVICE_PLUGIN_CONFIG: key}}},
+                record_patch(node_by_name[name], "labels", {LABEL_DEVICE_PLUGIN_CONFIG: current}),
+            )
+
+
+def _plan_absent(plan, request, states, node_by_name, policy, config_map, existing_text):
+    """Remove profile ``key``: from the given nodes only, or everywhere (key, label, default)."""
+    policy_name, policy_default = device_plugin_config_of(policy)
+    remove_everywhere = request.node_names is None
+    if remove_everywhere:
+        names = [name for name, state in sorted(states.items()) if state.device_plugin_config == request.key]
+    else:
+        names = [name for name in request.node_names if states[name].device_plugin_config == request.key]
+    _label_nodes(plan, names, None, states, node_by_name)
+
+    new_default = policy_default
+    if remove_everywhere:
+        if existing_text is not None:
+            plan.config_map_patch = with_annotations(
+                {"data": {request.key: None}}, record_patch(config_map, "data", {request.key: existing_text})
+            )
+        plan.before["config_map"] = {request.key: existing_text}
+        plan.after["config_map"] = {request.key: None}
+        if policy_default == request.key:
+            new_default = None
+            plan.policy_patch = with_annotations(
+                {"spec": {"devicePlugin": {"config": {"name": policy_name, "default": None}}}},
+                record_patch(
+                    policy,
+                    "spec",
+                    {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
+                ),
+            )
+        names += [
+            name
+            for name, state in sorted(states.items())
+            if name not in names and _resolves_to(state, request.key, policy_default)
+        ]
+    plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": new_default}}
+
+    # Unlabelled nodes fall back to the policy default, which may itself be a sharing profile.
+    fallback = None
+    if new_default:  # the key itself when removed from some nodes only: they fall back to it
+        fallback = _existing_config(config_map, new_default, "default profile %s" % new_default)[1]
+    expectation = NodeExpectation(fallback)
+    plan.expectations = dict((name, expectation) for name in names)
+    plan.restart = bool(request.restart)

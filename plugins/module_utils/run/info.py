@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_info: one LIST of policies, nodes and pods, and the planner's inventory of them."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+
+
+def run_gpu_info(module):
+    """gpu_info: read-only."""
+    kube = module.kube
+    params = module.params
+    policy = namespace = config_map = None
+    findings = []
+    policies = kube.list_cluster_policies()
+    if policies or params["cluster_policy"]:
+        try:
+            platform = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
+            policy, namespace = platform.policy, platform.namespace
+        except GpuShareError as exc:
+            findings.append(dict(object="GPU Operator", message=exc.msg))
+    if policy:
+        config_map_name = device_plugin_config_of(policy)[0]
+        if config_map_name:
+            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
+    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
+    inventory = build_inventory(policy, config_map, nodes, kube.list_pods())
+    inventory["findings"] = findings + inventory["findings"]
+    inventory.update(changed=False, namespace=namespace)
+    return inventory
