@@ -45,6 +45,8 @@ MIG_PAUSED_COMPONENTS = ("device-plugin", "gpu-feature-discovery", "dcgm-exporte
 MIG_STATE_SUCCESS = "success"
 MIG_STATE_PENDING = "pending"
 MIG_STATE_REBOOTING = "rebooting"
+# mig-manager is still working on the node: another change now would race it.
+BUSY_MIG_STATES = (MIG_STATE_PENDING, MIG_STATE_REBOOTING)
 MIG_STATE_FAILED = "failed"
 SHARING_NONE = "none"
 

@@ -201,6 +201,7 @@ def findings_for_node(state, config_keys=None):
 
 
 def node_summary(node):
+    """What a node shows about its GPUs, as the sharing, MIG and reset modules return it before and after."""
     state = NodeGpuState.from_node(node)
     return dict(
         product=state.product,
@@ -209,18 +210,9 @@ def node_summary(node):
         sharing_strategy=state.sharing_strategy,
         mps_capable=state.mps_capable,
         device_plugin_config=state.device_plugin_config,
-        allocatable=state.allocatable,
-    )
-
-
-def mig_summary(node):
-    """What a node shows about MIG: its config and state, and the MIG devices and GPU resources it advertises."""
-    state = NodeGpuState.from_node(node)
-    return dict(
         mig_config=state.mig_config,
         mig_config_state=state.mig_config_state,
         mig_strategy=state.mig_strategy,
-        product=state.product,
         mig_devices=advertised_mig_devices(state),
         allocatable=state.allocatable,
         unschedulable=state.unschedulable,

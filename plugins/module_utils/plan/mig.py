@@ -36,11 +36,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     validate_mig_layout,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    BUSY_MIG_STATES,
     LABEL_MIG_CONFIG,
     LABEL_MIG_CONFIG_STATE,
     MIG_STATE_FAILED,
     MIG_STATE_PENDING,
-    MIG_STATE_REBOOTING,
     MIG_STATE_SUCCESS,
     PAUSED_FOR_MIG_CHANGE,
     NodeGpuState,
@@ -48,8 +48,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     deploy_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import record_patch
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet, ObjectWrites, recorded
 
 STUCK_HINT = (
     "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log and that no "
@@ -169,27 +168,17 @@ def _describe_devices(devices):
     return ", ".join("%s x%d" % item for item in sorted(devices.items())) or "none"
 
 
-class MigPlan(object):
-    """The writes for one MIG change, in the order they are safe to make, plus what to wait for."""
+class MigPlan(ObjectWrites):
+    """The writes for one MIG change, plus what each node must show (``MigExpectation``).
 
-    def __init__(self, config_map):
-        self.config_map = config_map
-        self.create_config_map = None  # data of a ConfigMap to create
-        self.config_map_patch = None
-        self.policy_patch = None
-        self.node_patches = {}  # the nodes mig-manager reconfigures: their GPUs must be idle
-        self.expectations = {}  # node name -> MigExpectation
+    ``node_patches`` are the nodes mig-manager reconfigures: their GPUs must be idle.
+    """
+
+    def __init__(self, config_map, strategy):
+        super(MigPlan, self).__init__(config_map)
+        self.strategy = strategy  # the MIG strategy in effect once applied
         self.layouts = {}  # node name -> the layout it gets
         self.skipped = []  # nodes without MIG left alone by all-disabled
-        self.before = {}
-        self.after = {}
-        self.warnings = []
-
-    @property
-    def changed(self):
-        return bool(
-            self.create_config_map is not None or self.config_map_patch or self.policy_patch or self.node_patches
-        )
 
 
 def validate_request(request):
@@ -266,7 +255,7 @@ def _validate_node(request, state, configs, strategy):
     """The node's layout and count, or raise GpuShareError with everything wrong about this node."""
     if not state.is_gpu_node:
         raise GpuShareError("node %s has no NVIDIA GPU" % state.name)
-    if state.mig_config_state in (MIG_STATE_PENDING, MIG_STATE_REBOOTING):
+    if state.mig_config_state in BUSY_MIG_STATES:
         raise GpuShareError(
             "node %s: its previous MIG change to %s is still %s; wait for it to finish (or see why it does not: %s)"
             % (state.name, state.mig_config, state.mig_config_state, STUCK_HINT)
@@ -306,17 +295,15 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
             "%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps."
             % platform
         )
-    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
-    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
-    missing = sorted(set(request.node_names) - set(states))
-    if missing:
-        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    fleet = Fleet(nodes)
+    fleet.require(request.node_names)
+    states = fleet.states
 
     current_strategy = mig_strategy_of(policy)
     strategy = request.strategy or current_strategy
     active_name = mig_manager_config_map(policy)
     active_configs = mig_configs_of(active_config_map)
-    plan = MigPlan(request.config_map if request.layout is not None else active_name)
+    plan = MigPlan(request.config_map if request.layout is not None else active_name, strategy)
 
     errors = []
     counts = {}
@@ -367,7 +354,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
                 % (strategy, ", ".join(others))
             )
     if policy_patch:
-        plan.policy_patch = with_annotations(policy_patch, record_patch(policy, "spec", records))
+        plan.policy_patch = recorded(policy, policy_patch, "spec", records)
     plan.before["cluster_policy"] = {
         POLICY_STRATEGY_FIELD: current_strategy,
         POLICY_MIG_MANAGER_FIELD: mig_manager_config_of(policy),
@@ -377,7 +364,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         after_mig_manager["name"] = request.config_map
     plan.after["cluster_policy"] = {POLICY_STRATEGY_FIELD: strategy, POLICY_MIG_MANAGER_FIELD: after_mig_manager}
 
-    _plan_nodes(plan, request.target_config, states, node_by_name, counts, strategy)
+    _plan_nodes(plan, request.target_config, fleet, counts, strategy)
     return plan
 
 
@@ -404,8 +391,8 @@ def _plan_config_map(
     if target_config_map is None:
         plan.create_config_map = {MIG_PARTED_KEY: text}
     elif changed or existing_text != text:
-        plan.config_map_patch = with_annotations(
-            {"data": {MIG_PARTED_KEY: text}}, record_patch(target_config_map, "data", {MIG_PARTED_KEY: existing_text})
+        plan.config_map_patch = recorded(
+            target_config_map, {"data": {MIG_PARTED_KEY: text}}, "data", {MIG_PARTED_KEY: existing_text}
         )
     plan.before["config_map"] = {request.config_name: existing_layout}
     plan.after["config_map"] = {request.config_name: request.layout}
@@ -414,20 +401,22 @@ def _plan_config_map(
         records[POLICY_MIG_MANAGER_FIELD] = ((policy.get("spec") or {}).get("migManager") or {}).get("config")
 
 
-def _plan_nodes(plan, config_name, states, node_by_name, counts, strategy):
+def _plan_nodes(plan, config_name, fleet, counts, strategy):
     """Label the nodes whose config changes, and say what every target must show afterwards."""
     plan.before["nodes"] = {}
     plan.after["nodes"] = {}
     for name in sorted(plan.layouts):
-        current = states[name].mig_config
+        current = fleet.states[name].mig_config
         plan.before["nodes"][name] = {LABEL_MIG_CONFIG: current}
         plan.after["nodes"][name] = {LABEL_MIG_CONFIG: config_name}
         if current != config_name:
             # The state label is cleared with the change so that the old change's success (or failure)
             # is never mistaken for this one's; mig-manager sets it again as it starts.
-            plan.node_patches[name] = with_annotations(
+            plan.node_patches[name] = recorded(
+                fleet.nodes[name],
                 {"metadata": {"labels": {LABEL_MIG_CONFIG: config_name, LABEL_MIG_CONFIG_STATE: None}}},
-                record_patch(node_by_name[name], "labels", {LABEL_MIG_CONFIG: current}),
+                "labels",
+                {LABEL_MIG_CONFIG: current},
             )
         plan.expectations[name] = MigExpectation(
             config_name, expected_devices(plan.layouts[name], counts[name]), strategy

@@ -1,14 +1,114 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What every plan writes: ConfigMap, ClusterPolicy and node patches, in one shape the one writer applies."""
+"""What every planner works on and produces: the ``Fleet`` of nodes it reads, and ``ObjectWrites``,
+the ConfigMap, ClusterPolicy and node writes the one writer (``run/writer.py``) applies."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import POLICY_DEVICE_PLUGIN_FIELD
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import record_patch
 
-def with_annotations(patch, annotations):
+
+class Fleet(object):
+    """The nodes of one node LIST, as API dicts (``nodes``) and as ``NodeGpuState`` (``states``), by name."""
+
+    def __init__(self, nodes):
+        self.nodes = dict((node["metadata"]["name"], node) for node in nodes)
+        self.states = dict((name, NodeGpuState.from_node(node)) for name, node in self.nodes.items())
+
+    def require(self, names):
+        """Refuse node names the cluster does not have."""
+        missing = sorted(set(names or ()) - set(self.nodes))
+        if missing:
+            raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+
+    def gpu_node_names(self):
+        return sorted(name for name, state in self.states.items() if state.is_gpu_node)
+
+
+class ObjectWrites(object):
+    """The writes of one plan and what to wait for afterwards.
+
+    ``config_map`` names the ConfigMap a sharing or MIG plan writes (``create_config_map`` and
+    ``config_map_patch`` read and set its write); a restore plan writes several, through
+    ``config_map_creates``, ``config_map_patches`` and ``config_map_deletes``. ``expectations`` maps a
+    node name to what it must show afterwards (an object with ``problem(node) -> None | str``).
+    """
+
+    def __init__(self, config_map=None):
+        self.config_map = config_map
+        self.config_map_creates = {}  # name -> data
+        self.config_map_patches = {}  # name -> merge patch
+        self.config_map_deletes = []
+        self.policy_patch = None
+        self.node_patches = {}  # name -> merge patch
+        self.restart = False  # restart the device plugin after writing
+        self.expectations = {}
+        self.before = {}
+        self.after = {}
+        self.warnings = []
+
+    @property
+    def create_config_map(self):
+        """Data of the plan's ConfigMap when it is to be created, else None."""
+        return self.config_map_creates.get(self.config_map)
+
+    @create_config_map.setter
+    def create_config_map(self, data):
+        self.config_map_creates[self.config_map] = data
+
+    @property
+    def config_map_patch(self):
+        """The merge patch of the plan's ConfigMap, else None."""
+        return self.config_map_patches.get(self.config_map)
+
+    @config_map_patch.setter
+    def config_map_patch(self, patch):
+        self.config_map_patches[self.config_map] = patch
+
+    @property
+    def changed(self):
+        return bool(
+            self.config_map_creates
+            or self.config_map_patches
+            or self.config_map_deletes
+            or self.policy_patch
+            or self.node_patches
+            or self.restart
+        )
+
+    def changing_nodes(self, fleet):
+        """Nodes whose GPUs this plan changes: relabelled, or not yet showing what they must show."""
+        return sorted(
+            set(self.node_patches)
+            | set(
+                name
+                for name, expectation in self.expectations.items()
+                if name in fleet.nodes and expectation.problem(fleet.nodes[name])
+            )
+        )
+
+
+def recorded(obj, patch, section, previous_values):
+    """``patch`` plus the restore-record annotation keeping ``previous_values`` of ``section`` of ``obj``
+    (see restore_record); the annotation is left out when every field is already recorded."""
+    annotations = record_patch(obj, section, previous_values)
     if annotations:
         patch.setdefault("metadata", {})["annotations"] = annotations
     return patch
+
+
+def device_plugin_config_patch(policy, name, default):
+    """The ClusterPolicy patch setting ``spec.devicePlugin.config`` to ``{name, default}``, recorded."""
+    current = ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")
+    return recorded(
+        policy,
+        {"spec": {"devicePlugin": {"config": {"name": name, "default": default}}}},
+        "spec",
+        {POLICY_DEVICE_PLUGIN_FIELD: current},
+    )

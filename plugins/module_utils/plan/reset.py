@@ -19,17 +19,17 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import ALL_DISABLED
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
-    read_record,
-    record_patch,
-    was_created,
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
+    Fleet,
+    device_plugin_config_patch,
+    recorded,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import read_record, was_created
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import (
     NodeExpectation,
     SharingPlan,
-    _existing_config,
-    _label_nodes,
+    existing_profile,
+    label_nodes,
 )
 
 # A profile without sharing: nodes pointed at it are unshared even when the policy default shares.
@@ -54,13 +54,11 @@ def plan_reset(
     For some nodes only, when the policy default is itself a sharing profile, removing the label
     would leave them shared, so they are pointed at the ``unshared`` profile instead.
     """
-    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
-    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
-    missing = sorted(set(node_names or ()) - set(states))
-    if missing:
-        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    fleet = Fleet(nodes)
+    fleet.require(node_names)
+    states = fleet.states
     every_node = node_names is None
-    targets = sorted(name for name, state in states.items() if state.is_gpu_node) if every_node else list(node_names)
+    targets = fleet.gpu_node_names() if every_node else list(node_names)
     plan = SharingPlan(platform_namespace, config_map_name)
     policy_name, policy_default = device_plugin_config_of(policy)
     data = dict((config_map or {}).get("data") or {})
@@ -76,23 +74,16 @@ def plan_reset(
         config_key is None
         and not every_node
         and policy_default
-        and _existing_config(config_map, policy_default, policy_default)[1]
+        and existing_profile(config_map, policy_default, policy_default)[1]
     ):
         target_key = UNSHARED_KEY
     data_patch = {}
     if target_key == UNSHARED_KEY and UNSHARED_KEY not in data:
         data_patch[UNSHARED_KEY] = dump_config(UNSHARED_CONFIG)
 
-    _label_nodes(plan, targets, target_key, states, node_by_name)
+    label_nodes(plan, fleet, targets, target_key)
     if new_default != policy_default:
-        plan.policy_patch = with_annotations(
-            {"spec": {"devicePlugin": {"config": {"name": policy_name, "default": None}}}},
-            record_patch(
-                policy,
-                "spec",
-                {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
-            ),
-        )
+        plan.policy_patch = device_plugin_config_patch(policy, policy_name, None)
     plan.before["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": policy_default}}
     plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": new_default}}
 
@@ -108,17 +99,17 @@ def plan_reset(
         if config_map is None:
             plan.create_config_map = data_patch
         else:
-            plan.config_map_patch = with_annotations({"data": data_patch}, record_patch(config_map, "data", previous))
+            plan.config_map_patch = recorded(config_map, {"data": data_patch}, "data", previous)
         plan.before["config_map"] = previous
         plan.after["config_map"] = data_patch
 
     fallback = (
-        _existing_config(config_map, target_key, target_key)[1] if target_key and target_key != UNSHARED_KEY else None
+        existing_profile(config_map, target_key, target_key)[1] if target_key and target_key != UNSHARED_KEY else None
     )
     expectation = NodeExpectation(fallback)
     plan.expectations = dict((name, expectation) for name in targets if states[name].is_gpu_node)
     plan.restart = (
-        (plan.changed or any(expectation.problem(node_by_name[name]) for name in plan.expectations))
+        (plan.changed or any(expectation.problem(fleet.nodes[name]) for name in plan.expectations))
         if restart is None
         else restart
     )

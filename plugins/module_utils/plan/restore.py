@@ -11,14 +11,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    BUSY_MIG_STATES,
     LABEL_MIG_CONFIG,
     LABEL_MIG_CONFIG_STATE,
     NodeGpuState,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import restore_patch, was_created
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation, _existing_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation, existing_profile
 
 
 def apply_merge_patch(target, patch):
@@ -34,26 +37,20 @@ def apply_merge_patch(target, patch):
     return result
 
 
-class RestorePlan(object):
+class RestorePlan(ObjectWrites):
     """Writes that put every recorded object back as it was before this collection changed it."""
 
     def __init__(self):
-        self.policy_patch = None
-        self.node_patches = {}
-        self.config_map_patches = {}  # name -> patch
-        self.config_maps_to_delete = []
-        self.expectations = {}
+        super(RestorePlan, self).__init__()
         self.mig_changes = {}  # node name -> restored nvidia.com/mig.config value
-        self.before = {}
-        self.after = {}
-
-    @property
-    def changed(self):
-        return bool(self.policy_patch or self.node_patches or self.config_map_patches or self.config_maps_to_delete)
 
 
 def plan_restore(policy, config_maps, nodes):
-    """Plan putting back the ClusterPolicy, ConfigMaps (of the operator's namespace) and nodes."""
+    """Plan putting back the ClusterPolicy, the ConfigMaps of the operator's namespace (all of them: the
+    restored policy may name one the collection never changed) and the nodes, from their restore records.
+
+    Refuses a node whose MIG configuration would change while its previous MIG change is still pending.
+    """
     plan = RestorePlan()
     restored_policy = policy
     patch = restore_patch(policy)
@@ -67,7 +64,7 @@ def plan_restore(policy, config_maps, nodes):
     for config_map in config_maps:
         name = config_map["metadata"]["name"]
         if was_created(config_map):
-            plan.config_maps_to_delete.append(name)
+            plan.config_map_deletes.append(name)
             plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
             plan.after.setdefault("config_maps", {})[name] = None
             continue
@@ -78,6 +75,7 @@ def plan_restore(policy, config_maps, nodes):
             plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
             plan.after.setdefault("config_maps", {})[name] = restored_maps[name].get("data")
 
+    nodes_by_name = dict((node["metadata"]["name"], node) for node in nodes)
     config_map_name, default = device_plugin_config_of(restored_policy)
     restored_config_map = restored_maps.get(config_map_name)
     for node in nodes:
@@ -103,6 +101,18 @@ def plan_restore(policy, config_maps, nodes):
         state = NodeGpuState.from_node(restored)
         if state.is_gpu_node:
             key = state.device_plugin_config or default
-            config = _existing_config(restored_config_map, key, key)[1] if key else None
+            config = existing_profile(restored_config_map, key, key)[1] if key else None
             plan.expectations[name] = NodeExpectation(config)
+    busy = sorted(
+        name
+        for name in plan.mig_changes
+        if NodeGpuState.from_node(nodes_by_name[name]).mig_config_state in BUSY_MIG_STATES
+    )
+    if busy:
+        raise GpuShareError(
+            "Cannot restore the MIG configuration of node(s) %s: their previous MIG change is still in progress "
+            "(nvidia.com/mig.config.state pending or rebooting); wait for it to finish, then run again."
+            % ", ".join(busy)
+        )
+    plan.restart = plan.changed
     return plan

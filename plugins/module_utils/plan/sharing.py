@@ -34,8 +34,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     mig_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import with_annotations
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import record_patch
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
+    Fleet,
+    ObjectWrites,
+    device_plugin_config_patch,
+    recorded,
+)
 
 SHARED_PRODUCT_SUFFIX = "-SHARED"
 
@@ -132,34 +136,16 @@ def _expect(problems, what, actual, wanted):
         problems.append("%s=%s (want %s)" % (what, actual, wanted))
 
 
-class SharingPlan(object):
-    """The writes for one profile, in the order they are safe to make, plus what to wait for."""
+class SharingPlan(ObjectWrites):
+    """The writes for one device-plugin profile (or a reset), plus what each node must show (``NodeExpectation``)."""
 
     def __init__(self, namespace, config_map):
+        super(SharingPlan, self).__init__(config_map)
         self.namespace = namespace
-        self.config_map = config_map
-        self.create_config_map = None  # data of a ConfigMap to create
-        self.config_map_patch = None
-        self.policy_patch = None
-        self.node_patches = {}
-        self.restart = False
-        self.expectations = {}  # node name -> NodeExpectation
-        self.before = {}
-        self.after = {}
-        self.warnings = []
-
-    @property
-    def changed(self):
-        return bool(
-            self.create_config_map is not None
-            or self.config_map_patch
-            or self.policy_patch
-            or self.node_patches
-            or self.restart
-        )
 
 
-def _existing_config(config_map, key, where):
+def existing_profile(config_map, key, where):
+    """The text of profile ``key`` and its parsed config (None when absent or unparsable)."""
     text = ((config_map or {}).get("data") or {}).get(key)
     if text is None:
         return None, None
@@ -211,26 +197,24 @@ def _resolves_to(state, key, default):
 
 def plan_profile(request, platform_namespace, policy, config_map, nodes):
     """Plan ``request`` against the current ClusterPolicy, ConfigMap (or None) and node dicts."""
-    states = dict((node["metadata"]["name"], NodeGpuState.from_node(node)) for node in nodes)
-    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
-    missing = sorted(set(request.node_names or ()) - set(states))
-    if missing:
-        raise GpuShareError("Node(s) not found: %s." % ", ".join(missing))
+    fleet = Fleet(nodes)
+    fleet.require(request.node_names)
     plan = SharingPlan(platform_namespace, request.config_map)
     where = "ConfigMap %s/%s key %s" % (platform_namespace, request.config_map, request.key)
-    existing_text, existing_config = _existing_config(config_map, request.key, where)
+    existing_text, existing_config = existing_profile(config_map, request.key, where)
     policy_name, policy_default = device_plugin_config_of(policy)
 
     if request.state == "present":
-        _plan_present(plan, request, states, node_by_name, policy, config_map, existing_text, existing_config, where)
+        _plan_present(plan, request, fleet, policy, config_map, existing_text, existing_config, where)
     else:
-        _plan_absent(plan, request, states, node_by_name, policy, config_map, existing_text)
+        _plan_absent(plan, request, fleet, policy, config_map, existing_text)
 
     plan.before["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": policy_name, "default": policy_default}}
     return plan
 
 
-def _plan_present(plan, request, states, node_by_name, policy, config_map, existing_text, existing_config, where):
+def _plan_present(plan, request, fleet, policy, config_map, existing_text, existing_config, where):
+    states = fleet.states
     method = sharing_method_of(request.config)
     existing_method = sharing_method_of(existing_config) if existing_config else None
     if existing_method and existing_method != method:
@@ -262,8 +246,8 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
     if config_map is None:
         plan.create_config_map = {request.key: text}
     elif content_changed:
-        plan.config_map_patch = with_annotations(
-            {"data": {request.key: text}}, record_patch(config_map, "data", {request.key: existing_text})
+        plan.config_map_patch = recorded(
+            config_map, {"data": {request.key: text}}, "data", {request.key: existing_text}
         )
     plan.before["config_map"] = {request.key: existing_text}
     plan.after["config_map"] = {request.key: text}
@@ -274,17 +258,10 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
                 "ClusterPolicy %s pointed at ConfigMap %s; it now points at %s, so profiles kept only in %s no longer apply."
                 % (policy["metadata"]["name"], policy_name, request.config_map, policy_name)
             )
-        plan.policy_patch = with_annotations(
-            {"spec": {"devicePlugin": {"config": {"name": request.config_map, "default": new_default}}}},
-            record_patch(
-                policy,
-                "spec",
-                {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
-            ),
-        )
+        plan.policy_patch = device_plugin_config_patch(policy, request.config_map, new_default)
     plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": request.config_map, "default": new_default}}
 
-    _label_nodes(plan, request.node_names or [], request.key, states, node_by_name)
+    label_nodes(plan, fleet, request.node_names or [], request.key)
 
     # The plugin re-reads its config only when the node label changes or its pods restart: nodes
     # already on this key never see new content without a restart, nor content staged earlier
@@ -294,7 +271,7 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
         name
         for name in targets
         if _resolves_to(states[name], request.key, policy_default)
-        and (content_changed or expectation.problem(node_by_name[name]))
+        and (content_changed or expectation.problem(fleet.nodes[name]))
     ]
     plan.restart = bool(stale) if request.restart is None else request.restart
     if stale and not plan.restart:
@@ -306,49 +283,45 @@ def _plan_present(plan, request, states, node_by_name, policy, config_map, exist
     plan.expectations = dict((name, expectation) for name in targets)
 
 
-def _label_nodes(plan, names, key, states, node_by_name):
+def label_nodes(plan, fleet, names, key):
     """Point ``names`` at profile ``key`` (None removes the label), recording the previous value."""
     plan.before.setdefault("nodes", {})
     plan.after.setdefault("nodes", {})
     for name in names:
-        current = states[name].device_plugin_config
+        current = fleet.states[name].device_plugin_config
         plan.before["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: current}
         plan.after["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: key}
         if current != key:
-            plan.node_patches[name] = with_annotations(
+            plan.node_patches[name] = recorded(
+                fleet.nodes[name],
                 {"metadata": {"labels": {LABEL_DEVICE_PLUGIN_CONFIG: key}}},
-                record_patch(node_by_name[name], "labels", {LABEL_DEVICE_PLUGIN_CONFIG: current}),
+                "labels",
+                {LABEL_DEVICE_PLUGIN_CONFIG: current},
             )
 
 
-def _plan_absent(plan, request, states, node_by_name, policy, config_map, existing_text):
+def _plan_absent(plan, request, fleet, policy, config_map, existing_text):
     """Remove profile ``key``: from the given nodes only, or everywhere (key, label, default)."""
+    states = fleet.states
     policy_name, policy_default = device_plugin_config_of(policy)
     remove_everywhere = request.node_names is None
     if remove_everywhere:
         names = [name for name, state in sorted(states.items()) if state.device_plugin_config == request.key]
     else:
         names = [name for name in request.node_names if states[name].device_plugin_config == request.key]
-    _label_nodes(plan, names, None, states, node_by_name)
+    label_nodes(plan, fleet, names, None)
 
     new_default = policy_default
     if remove_everywhere:
         if existing_text is not None:
-            plan.config_map_patch = with_annotations(
-                {"data": {request.key: None}}, record_patch(config_map, "data", {request.key: existing_text})
+            plan.config_map_patch = recorded(
+                config_map, {"data": {request.key: None}}, "data", {request.key: existing_text}
             )
         plan.before["config_map"] = {request.key: existing_text}
         plan.after["config_map"] = {request.key: None}
         if policy_default == request.key:
             new_default = None
-            plan.policy_patch = with_annotations(
-                {"spec": {"devicePlugin": {"config": {"name": policy_name, "default": None}}}},
-                record_patch(
-                    policy,
-                    "spec",
-                    {POLICY_DEVICE_PLUGIN_FIELD: ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")},
-                ),
-            )
+            plan.policy_patch = device_plugin_config_patch(policy, policy_name, None)
         names += [
             name
             for name, state in sorted(states.items())
@@ -359,7 +332,7 @@ def _plan_absent(plan, request, states, node_by_name, policy, config_map, existi
     # Unlabelled nodes fall back to the policy default, which may itself be a sharing profile.
     fallback = None
     if new_default:  # the key itself when removed from some nodes only: they fall back to it
-        fallback = _existing_config(config_map, new_default, "default profile %s" % new_default)[1]
+        fallback = existing_profile(config_map, new_default, "default profile %s" % new_default)[1]
     expectation = NodeExpectation(fallback)
     plan.expectations = dict((name, expectation) for name in names)
     plan.restart = bool(request.restart)

@@ -1,7 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPU-pod safety shared by every runner: refuse while GPU pods run, or drain (cordon, evict, wait, uncordon)."""
+"""GPU-pod safety, one rule for every module: refuse while GPU pods run on a node the change touches,
+unless ``drain`` (cordon, evict through the Eviction API so PodDisruptionBudgets are respected, wait until
+the pods are gone, change, uncordon after success) or, where a module offers it, ``force``.
+
+mig-manager never evicts workloads and fails a MIG change under a running GPU pod ("In use by another
+client", gpu-operator #1845); a device-plugin change under a running pod breaks its CUDA contexts.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -20,6 +26,33 @@ EVICTION_API_VERSIONS = ("policy/v1", "policy/v1beta1")
 NOT_SERVED = (400, 404, 415)
 
 
+def gpu_pods_in_the_way(kube, node_names):
+    """The active GPU pods bound to the nodes a change touches, by node (one pod LIST, none without nodes)."""
+    return gpu_pods_on(kube.list_pods(), node_names) if node_names else {}
+
+
+def refuse_while_gpu_pods_run(blocking, drain, force=None, change="change"):
+    """Refuse while GPU pods run (``blocking``, by node) unless ``drain`` or ``force`` (None: the module has no
+    ``force``). Runs in check mode too, so check mode refuses what the real run refuses."""
+    if not blocking or drain or force:
+        return
+    options = (
+        "set drain=true to cordon the nodes, evict them (PodDisruptionBudgets respected) and uncordon the nodes after"
+    )
+    if force is not None:
+        options += (
+            ", or force=true to go ahead under them (their CUDA contexts break, and a MIG change fails under them)"
+        )
+    raise GpuShareError(
+        "GPU pods run on the node(s) to %s: %s. Stop them, or %s." % (change, describe_pods_by_node(blocking), options)
+    )
+
+
+def drain_report(blocking, drain):
+    """The ``evicted`` result field: by node, the pods drain evicts (in check mode, would evict)."""
+    return dict((name, pod_names(pods)) for name, pods in blocking.items()) if drain else {}
+
+
 def evict(kube, namespace, name):
     """Evict one pod through the Eviction API (policy/v1, else the policy/v1beta1 older servers serve)."""
     for version in EVICTION_API_VERSIONS:
@@ -29,8 +62,9 @@ def evict(kube, namespace, name):
         except GpuShareError as exc:
             if exc.status == TOO_MANY_REQUESTS:
                 raise GpuShareError(
-                    "Pod %s/%s cannot be evicted: a PodDisruptionBudget allows no disruption now (%s). Scale its workload up, "
-                    "relax the budget or stop the pod yourself, then run again." % (namespace, name, exc.msg),
+                    "Pod %s/%s cannot be evicted: a PodDisruptionBudget allows no disruption now (%s). Scale its "
+                    "workload up, relax the budget or stop the pod yourself, then run again."
+                    % (namespace, name, exc.msg),
                     status=exc.status,
                     reason=exc.reason,
                 )
@@ -45,7 +79,7 @@ def set_unschedulable(kube, names, unschedulable):
         kube.patch_node(name=name, patch={"spec": {"unschedulable": True if unschedulable else None}})
 
 
-def drain_nodes(kube, names, timeout):
+def drain_nodes(kube, names, timeout, purpose):
     """Cordon the schedulable nodes of ``names``, evict their GPU pods, wait until they are gone.
 
     Returns (cordoned node names, evicted pods by node). On failure the nodes cordoned here are
@@ -57,7 +91,7 @@ def drain_nodes(kube, names, timeout):
     evicted = {}
     try:
         # Listed after cordoning, so no GPU pod scheduled in between is missed.
-        for name, pods in sorted(gpu_pods_on(kube.list_pods(), names).items()):
+        for name, pods in sorted(gpu_pods_in_the_way(kube, names).items()):
             for pod in pods:
                 evict(kube, pod["namespace"], pod["name"])
                 evicted.setdefault(name, []).append(pod)
@@ -69,20 +103,38 @@ def drain_nodes(kube, names, timeout):
         set_unschedulable(kube, cordoned, False)
         done = " Already evicted: %s." % describe_pods_by_node(evicted) if evicted else ""
         raise GpuShareError(
-            "Draining for the MIG change failed, nothing was changed and node(s) %s are schedulable again: %s%s"
-            % (", ".join(sorted(names)), exc.msg, done),
+            "Draining for %s failed, nothing was changed and node(s) %s are schedulable again: %s%s"
+            % (purpose, ", ".join(sorted(names)), exc.msg, done),
             status=exc.status,
             reason=exc.reason,
         )
-    return cordoned, evicted
+    return cordoned, dict((name, pod_names(pods)) for name, pods in evicted.items())
 
 
-def refuse_while_gpu_pods_run(pods, node_names, drain, force):
-    """Refuse while GPU pods run on the nodes, unless the user chose to drain or to force."""
-    running = gpu_pods_on(pods, node_names)
-    if running and not (drain or force):
-        raise GpuShareError(
-            "GPU pods are running on the nodes to reset (%s). Stop them, or set drain=true to evict them "
-            "(cordon, evict, uncordon after), or force=true to reset under them." % describe_pods_by_node(running)
+def drained_change(kube, names, timeout, purpose, change, uncordon=True):
+    """Drain ``names``, call ``change()``, and uncordon the nodes cordoned here once it succeeded.
+
+    Returns (what ``change`` returned, cordoned nodes, evicted pods by node). When ``change`` fails, nodes
+    its error names as unfinished (``details`` ``failed``/``unmet``) stay cordoned, and the error says so;
+    the others are uncordoned. ``uncordon=False`` leaves every cordoned node cordoned (no wait: the module
+    cannot tell when the change is done).
+    """
+    cordoned, evicted = drain_nodes(kube, names, timeout, purpose) if names else ([], {})
+    try:
+        outcome = change()
+    except GpuShareError as exc:
+        unfinished = set((exc.details or {}).get("failed") or {}) | set((exc.details or {}).get("unmet") or {})
+        set_unschedulable(kube, [name for name in cordoned if name not in unfinished], False)
+        kept = sorted(name for name in cordoned if name in unfinished)
+        note = (
+            (
+                " Node(s) %s stay cordoned (spec.unschedulable=true) because their change did not complete; uncordon "
+                "them (kubectl uncordon) once it did." % ", ".join(kept)
+            )
+            if kept
+            else ""
         )
-    return running
+        raise GpuShareError(exc.msg + note, status=exc.status, reason=exc.reason, details=exc.details)
+    if uncordon:
+        set_unschedulable(kube, cordoned, False)
+    return outcome, cordoned, evicted

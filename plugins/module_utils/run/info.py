@@ -22,8 +22,8 @@ def run_gpu_info(module):
     policies = kube.list_cluster_policies()
     if policies or params["cluster_policy"]:
         try:
-            platform = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
-            policy, namespace = platform.policy, platform.namespace
+            operator = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
+            policy, namespace = operator.policy, operator.namespace
         except GpuShareError as exc:
             findings.append(dict(object="GPU Operator", message=exc.msg))
     if policy:

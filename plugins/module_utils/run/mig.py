@@ -1,23 +1,33 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner behind gpu_mig_config."""
+"""The runner behind gpu_mig_config: read, plan (validating every node), refuse or drain while GPU pods
+run, write, wait for mig-manager, uncordon, report per node."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import apply_mig_change
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import (
+    drain_report,
+    drained_change,
+    gpu_pods_in_the_way,
+    refuse_while_gpu_pods_run,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import plan_mig_change, wait_for_mig_plan
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
 
 
 def run_gpu_mig_config(module):
     """gpu_mig_config."""
     params = module.params
     kube = module.kube
-    platform = find_operator(kube, params["cluster_policy"], params["namespace"])
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     request = MigRequest(
         resolve_node_names(kube, params["nodes"]) or [],
         config=params["config"],
@@ -26,6 +36,46 @@ def run_gpu_mig_config(module):
         config_map=params["config_map"],
         strategy=params["strategy"],
     )
-    return apply_mig_change(
-        module, kube, platform, request, params["drain"], False, params["wait"], params["wait_timeout"]
+    nodes = kube.list_nodes()[0]
+    fleet = Fleet(nodes)
+    plan = plan_mig_change(kube, operator, request, nodes)
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+
+    changing = sorted(plan.node_patches)
+    blocking = gpu_pods_in_the_way(kube, changing)
+    refuse_while_gpu_pods_run(blocking, params["drain"], change="reconfigure MIG on (mig-manager fails under them)")
+    result = new_result(
+        operator,
+        plan,
+        fleet,
+        plan.expectations,
+        mig_config=request.target_config,
+        config_map=plan.config_map,
+        strategy=plan.strategy,
+        skipped_nodes=plan.skipped,
+        evicted=drain_report(blocking, params["drain"]),
+        cordoned=[],
     )
+    if module.check_mode:
+        return result
+
+    def change():
+        write_plan(kube, operator, plan)
+        return wait_for_mig_plan(kube, plan, params["wait_timeout"]) if params["wait"] else {}
+
+    final, result["cordoned"], result["evicted"] = drained_change(
+        kube,
+        changing if params["drain"] else [],
+        params["wait_timeout"],
+        "the MIG change",
+        change,
+        uncordon=params["wait"],
+    )
+    if result["cordoned"] and not params["wait"]:
+        module.ansible.warn(
+            "Node(s) %s stay cordoned: without wait the module cannot tell when the MIG change is done; uncordon them "
+            "(kubectl uncordon) once nvidia.com/mig.config.state=success." % ", ".join(result["cordoned"])
+        )
+    record_after(result, final)
+    return result

@@ -1,7 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner behind gpu_reset: back to unshared, or back to exactly what was there before."""
+"""The runner behind gpu_reset: back to unshared (device-plugin profiles and MIG), or back to exactly what
+was there before the collection changed anything (``restore``).
+
+Everything is read and planned, the MIG part included, before check mode returns, so check mode refuses
+what the real run refuses. GPU-pod safety covers every node whose GPUs change, whatever the change.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,37 +15,47 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_node_expectations
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     DEFAULT_DEVICE_PLUGIN_CONFIG_MAP,
-    DEVICE_PLUGIN_DAEMONSET,
     device_plugin_config_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import ALL_DISABLED
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import node_summary
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.reset import mig_enabled_nodes, plan_reset
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore import plan_restore
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import refuse_while_gpu_pods_run
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import apply_mig_change, wait_for_mig_configs
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import (
+    drain_report,
+    drained_change,
+    gpu_pods_in_the_way,
+    refuse_while_gpu_pods_run,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import (
+    plan_mig_change,
+    wait_for_mig_configs,
+    wait_for_mig_plan,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import restart_daemon_set, write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
 
 
 def run_reset(module):
+    """gpu_reset."""
     params = module.params
     kube = module.kube
-    platform = find_operator(kube, params["cluster_policy"], params["namespace"])
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     if params["restore"]:
-        return run_restore(module, kube, platform)
+        return run_restore(module, kube, operator)
 
-    config_map_name = device_plugin_config_of(platform.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
+    config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     node_names = resolve_node_names(kube, params["nodes"])
     nodes, nodes_version = kube.list_nodes()
-    config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
+    fleet = Fleet(nodes)
+    config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
     plan = plan_reset(
-        platform.namespace,
+        operator.namespace,
         config_map_name,
-        platform.policy,
+        operator.policy,
         config_map,
         nodes,
         node_names=node_names,
@@ -48,90 +63,102 @@ def run_reset(module):
         remove_profiles=params["remove_profiles"],
         restart=params["restart_device_plugin"],
     )
-    targets = sorted(plan.expectations)
-    mig_nodes = mig_enabled_nodes(nodes, targets) if params["mig"] else []
-    refuse_while_gpu_pods_run(kube.list_pods(), targets, params["drain"], params["force"])
+    mig_nodes = mig_enabled_nodes(nodes, sorted(plan.expectations)) if params["mig"] else []
+    mig_plan = plan_mig_change(kube, operator, MigRequest(mig_nodes, config=ALL_DISABLED), nodes) if mig_nodes else None
 
-    node_by_name = dict((node["metadata"]["name"], node) for node in nodes)
-    result = dict(
-        changed=plan.changed or bool(mig_nodes),
-        cluster_policy=platform.policy_name,
-        namespace=platform.namespace,
+    changing = sorted(set(plan.changing_nodes(fleet)) | set(mig_plan.node_patches if mig_plan else ()))
+    blocking = gpu_pods_in_the_way(kube, changing)
+    refuse_while_gpu_pods_run(blocking, params["drain"], params["force"], change="reset")
+    result = new_result(
+        operator,
+        plan,
+        fleet,
+        set(plan.expectations) | set(mig_nodes),
         config_map=config_map_name,
         restarted=plan.restart,
         mig_disabled=mig_nodes,
-        diff=dict(before=plan.before, after=plan.after),
-        nodes=dict((name, dict(before=node_summary(node_by_name[name]))) for name in targets),
+        evicted=drain_report(blocking, params["drain"]),
+        cordoned=[],
     )
+    if mig_plan:
+        result["changed"] = result["changed"] or mig_plan.changed
+        result["diff"]["before"]["mig"] = mig_plan.before
+        result["diff"]["after"]["mig"] = mig_plan.after
+        for warning in mig_plan.warnings:
+            module.ansible.warn(warning)
     if module.check_mode:
         return result
-    if mig_nodes:
-        apply_mig_change(
-            module,
-            kube,
-            platform,
-            MigRequest(mig_nodes, config=ALL_DISABLED),
-            params["drain"],
-            params["force"],
-            params["wait"],
-            params["wait_timeout"],
-        )
-    write_plan(kube, platform, plan)
-    if params["wait"] and plan.expectations:
-        final = wait_for_node_expectations(
-            kube,
-            plan,
-            params["wait_timeout"],
-            "%d node(s) to be unshared" % len(plan.expectations),
-            listed=(nodes, nodes_version),
-        )
-        for name, node in final.items():
-            result["nodes"][name]["after"] = node_summary(node)
+
+    def change():
+        final = {}
+        if mig_plan:
+            write_plan(kube, operator, mig_plan)
+            if params["wait"]:
+                final.update(wait_for_mig_plan(kube, mig_plan, params["wait_timeout"]))
+        write_plan(kube, operator, plan)
+        if params["wait"] and plan.expectations:
+            final.update(
+                wait_for_node_expectations(
+                    kube,
+                    plan,
+                    params["wait_timeout"],
+                    "%d node(s) to be unshared" % len(plan.expectations),
+                    listed=(nodes, nodes_version),
+                )
+            )
+        return final
+
+    final, result["cordoned"], result["evicted"] = drained_change(
+        kube, changing if params["drain"] else [], params["wait_timeout"], "the reset", change, uncordon=params["wait"]
+    )
+    record_after(result, final)
     return result
 
 
-def run_restore(module, kube, platform):
+def run_restore(module, kube, operator):
     """Put back what the collection's restore records hold, for the policy, its ConfigMaps and nodes."""
     params = module.params
     nodes, nodes_version = kube.list_nodes()
-    config_maps = [
-        config_map
-        for config_map in kube.list_config_maps(namespace=platform.namespace)
-        if RESTORE_ANNOTATION in ((config_map["metadata"].get("annotations") or {}))
-    ]
-    plan = plan_restore(platform.policy, config_maps, nodes)
-    refuse_while_gpu_pods_run(kube.list_pods(), plan.mig_changes, params["drain"], params["force"])
+    fleet = Fleet(nodes)
+    plan = plan_restore(operator.policy, kube.list_config_maps(namespace=operator.namespace), nodes)
+    changing = sorted(set(plan.changing_nodes(fleet)) | set(plan.mig_changes))
+    blocking = gpu_pods_in_the_way(kube, changing)
+    refuse_while_gpu_pods_run(blocking, params["drain"], params["force"], change="restore")
     result = dict(
         changed=plan.changed,
-        cluster_policy=platform.policy_name,
-        namespace=platform.namespace,
+        cluster_policy=operator.policy_name,
+        namespace=operator.namespace,
         restored=dict(
             cluster_policy=bool(plan.policy_patch),
-            config_maps=sorted(plan.config_map_patches) + sorted(plan.config_maps_to_delete),
+            config_maps=sorted(set(plan.config_map_patches) | set(plan.config_map_deletes)),
             nodes=sorted(plan.node_patches),
         ),
         diff=dict(before=plan.before, after=plan.after),
+        evicted=drain_report(blocking, params["drain"]),
+        cordoned=[],
     )
     if module.check_mode or not plan.changed:
         return result
-    # The policy first, so that it stops naming a ConfigMap before that ConfigMap is deleted.
-    if plan.policy_patch:
-        kube.patch_cluster_policy(name=platform.policy_name, patch=plan.policy_patch)
-    for name in sorted(plan.node_patches):
-        kube.patch_node(name=name, patch=plan.node_patches[name])
-    for name in sorted(plan.config_map_patches):
-        kube.patch_config_map(namespace=platform.namespace, name=name, patch=plan.config_map_patches[name])
-    for name in plan.config_maps_to_delete:
-        kube.delete_config_map(namespace=platform.namespace, name=name)
-    restart_daemon_set(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
-    if params["wait"]:
-        if plan.mig_changes:
-            wait_for_mig_configs(kube, plan.mig_changes, params["wait_timeout"])
-        wait_for_node_expectations(
-            kube,
-            plan,
-            params["wait_timeout"],
-            "%d node(s) to show their restored device-plugin profile" % len(plan.expectations),
-            listed=(nodes, nodes_version),
-        )
+
+    def change():
+        write_plan(kube, operator, plan)
+        if params["wait"]:
+            if plan.mig_changes:
+                wait_for_mig_configs(kube, plan.mig_changes, params["wait_timeout"])
+            wait_for_node_expectations(
+                kube,
+                plan,
+                params["wait_timeout"],
+                "%d node(s) to show their restored device-plugin profile" % len(plan.expectations),
+                listed=(nodes, nodes_version),
+            )
+
+    _final, result["cordoned"], result["evicted"] = drained_change(
+        kube,
+        changing if params["drain"] else [],
+        params["wait_timeout"],
+        "the restore",
+        change,
+        uncordon=params["wait"],
+    )
     return result

@@ -25,9 +25,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     mps_client_limits,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import node_summary
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import SharingRequest, plan_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
 
@@ -46,8 +47,8 @@ def run_sharing_profile(module, method, default_key, resources=None):
     """Make profile ``config_key`` of ``method`` ('time-slicing' or 'mps') present or absent."""
     params = module.params
     kube = module.kube
-    platform = find_operator(kube, params["cluster_policy"], params["namespace"])
-    policy_config_map = device_plugin_config_of(platform.policy)[0]
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+    policy_config_map = device_plugin_config_of(operator.policy)[0]
     config_map_name = params["config_map"] or policy_config_map or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     key = params["config_key"] or default_key
     node_names = resolve_node_names(kube, params["nodes"])
@@ -67,7 +68,7 @@ def run_sharing_profile(module, method, default_key, resources=None):
         )
 
     nodes, nodes_version = kube.list_nodes()
-    config_map = kube.get_config_map(namespace=platform.namespace, name=config_map_name)
+    config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
     request = SharingRequest(
         params["state"],
         key,
@@ -77,49 +78,44 @@ def run_sharing_profile(module, method, default_key, resources=None):
         make_default=params["make_default"],
         restart=params["restart_device_plugin"],
     )
-    plan = plan_profile(request, platform.namespace, platform.policy, config_map, nodes)
-
-    before_nodes = dict(
-        (node["metadata"]["name"], node) for node in nodes if node["metadata"]["name"] in plan.expectations
-    )
-    result = dict(
-        changed=plan.changed,
-        cluster_policy=platform.policy_name,
-        namespace=platform.namespace,
+    plan = plan_profile(request, operator.namespace, operator.policy, config_map, nodes)
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    result = new_result(
+        operator,
+        plan,
+        Fleet(nodes),
+        plan.expectations,
         config_map=config_map_name,
         config_key=key,
         config=config,
         restarted=plan.restart,
-        diff=dict(before=plan.before, after=plan.after),
-        nodes=dict((name, dict(before=node_summary(node))) for name, node in before_nodes.items()),
     )
-    for warning in plan.warnings:
-        module.ansible.warn(warning)
     if module.check_mode:
         return result
 
-    write_plan(kube, platform, plan)
-    if params["wait"] and plan.expectations:
-        final = wait_for_node_expectations(
+    write_plan(kube, operator, plan)
+    if not (params["wait"] and plan.expectations):
+        return result
+    final = wait_for_node_expectations(
+        kube,
+        plan,
+        params["wait_timeout"],
+        "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
+        listed=(nodes, nodes_version),
+    )
+    record_after(result, final)
+    if method == METHOD_MPS and config is not None:
+        # mps.capable=true on the nodes is what schedules the control daemon; wait for it too.
+        wait_for_daemon_sets(
             kube,
-            plan,
+            operator.namespace,
+            {MPS_CONTROL_DAEMONSET: daemon_set_rollout_problem},
             params["wait_timeout"],
-            "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
-            listed=(nodes, nodes_version),
+            "the MPS control daemon to run on the MPS nodes",
         )
         for name, node in final.items():
-            result["nodes"][name]["after"] = node_summary(node)
-        if method == METHOD_MPS and config is not None:
-            # mps.capable=true on the nodes is what schedules the control daemon; wait for it too.
-            wait_for_daemon_sets(
-                kube,
-                platform.namespace,
-                {MPS_CONTROL_DAEMONSET: daemon_set_rollout_problem},
-                params["wait_timeout"],
-                "the MPS control daemon to run on the MPS nodes",
+            result["nodes"][name]["mps_limits"] = mps_client_limits(
+                NodeGpuState.from_node(node).memory_mib, params["replicas"]
             )
-            for name, node in final.items():
-                result["nodes"][name]["mps_limits"] = mps_client_limits(
-                    NodeGpuState.from_node(node).memory_mib, params["replicas"]
-                )
     return result

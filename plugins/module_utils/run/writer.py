@@ -1,7 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one writer: applies a plan's objects in a safe order and restarts the device plugin when the plan says so."""
+"""The one writer: applies a plan's writes (``plan/objects.py``) in a safe order, and restarts the device
+plugin when the plan says so.
+
+The order keeps a half-applied plan harmless and repairable by the next run: ConfigMaps first (unused
+until referenced), then the ClusterPolicy, then the node labels the operator's components act on,
+ConfigMaps to delete last (nothing names them any more), and the restart that makes the plugin read it
+all. A failure names what was written and what was not.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +16,7 @@ __metaclass__ = type
 
 import datetime
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
 
@@ -26,27 +34,62 @@ def restart_daemon_set(kube, namespace, name):
     )
 
 
-def write_plan_objects(kube, platform, plan):
-    """Write a plan's ConfigMap, policy and node changes in the order that keeps a half-applied plan
-    harmless and repairable by the next run: the ConfigMap first (unused until referenced), then the
-    policy, then the node labels the operator's components act on."""
-    if plan.create_config_map is not None:
-        kube.create_config_map(
-            namespace=platform.namespace,
-            name=plan.config_map,
-            data=plan.create_config_map,
-            annotations=created_record(),
+def plan_steps(kube, operator, plan):
+    """The plan's writes in their safe order, as (what, call) pairs."""
+    namespace = operator.namespace
+    steps = []
+    for name, data in sorted(plan.config_map_creates.items()):
+        steps.append(
+            (
+                "create ConfigMap %s/%s" % (namespace, name),
+                lambda name=name, data=data: kube.create_config_map(
+                    namespace=namespace, name=name, data=data, annotations=created_record()
+                ),
+            )
         )
-    elif plan.config_map_patch:
-        kube.patch_config_map(namespace=platform.namespace, name=plan.config_map, patch=plan.config_map_patch)
+    for name, patch in sorted(plan.config_map_patches.items()):
+        steps.append(
+            (
+                "patch ConfigMap %s/%s" % (namespace, name),
+                lambda name=name, patch=patch: kube.patch_config_map(namespace=namespace, name=name, patch=patch),
+            )
+        )
     if plan.policy_patch:
-        kube.patch_cluster_policy(name=platform.policy_name, patch=plan.policy_patch)
-    for name in sorted(plan.node_patches):
-        kube.patch_node(name=name, patch=plan.node_patches[name])
-
-
-def write_plan(kube, platform, plan):
-    """Write the plan, then restart the device plugin if the plan says so, which makes it read it all."""
-    write_plan_objects(kube, platform, plan)
+        steps.append(
+            (
+                "patch ClusterPolicy %s" % operator.policy_name,
+                lambda: kube.patch_cluster_policy(name=operator.policy_name, patch=plan.policy_patch),
+            )
+        )
+    for name, patch in sorted(plan.node_patches.items()):
+        steps.append(("label node %s" % name, lambda name=name, patch=patch: kube.patch_node(name=name, patch=patch)))
+    for name in sorted(plan.config_map_deletes):
+        steps.append(
+            (
+                "delete ConfigMap %s/%s" % (namespace, name),
+                lambda name=name: kube.delete_config_map(namespace=namespace, name=name),
+            )
+        )
     if plan.restart:
-        restart_daemon_set(kube, platform.namespace, DEVICE_PLUGIN_DAEMONSET)
+        steps.append(
+            ("restart the device plugin", lambda: restart_daemon_set(kube, namespace, DEVICE_PLUGIN_DAEMONSET))
+        )
+    return steps
+
+
+def write_plan(kube, operator, plan):
+    """Make the plan's writes; on failure, say what was written and what was left undone."""
+    steps = plan_steps(kube, operator, plan)
+    for index, (what, call) in enumerate(steps):
+        try:
+            call()
+        except GpuShareError as exc:
+            done = ", ".join(step[0] for step in steps[:index]) or "nothing"
+            left = ", ".join(step[0] for step in steps[index + 1 :]) or "nothing else"
+            raise GpuShareError(
+                "%s Written before the failure: %s. Not written: %s. The cluster is left in a state the same task, "
+                "run again, completes." % (exc.msg, done, left),
+                status=exc.status,
+                reason=exc.reason,
+                details=exc.details,
+            )
