@@ -13,11 +13,11 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
 export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
 KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-sanity test-lint test-cluster bench clean
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-format test-sanity test-lint test-cluster bench clean format
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
-	@echo "make test            run every test (unit, sanity, lint, simulator, integration, molecule)"
+	@echo "make test            run every test (unit, format, sanity, lint, simulator, integration, molecule)"
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
@@ -47,6 +47,16 @@ demo: venv
 test-unit: venv
 	$(PY) -m pytest tests/unit -q
 
+# black and isort at 120 columns (pyproject.toml); `make format` applies them.
+FORMATTED := plugins tests testbed benchmarks
+test-format: venv
+	$(VENV)/bin/isort --check-only --diff $(FORMATTED)
+	$(VENV)/bin/black --check $(FORMATTED)
+
+format: venv
+	$(VENV)/bin/isort -q $(FORMATTED)
+	$(VENV)/bin/black -q $(FORMATTED)
+
 test-sanity: venv
 	bash tests/sanity/run.sh
 
@@ -58,7 +68,7 @@ test-lint: venv
 test-cluster: venv
 	bash tests/run-cluster-tests.sh
 
-test: test-unit test-sanity test-lint test-cluster
+test: test-unit test-format test-sanity test-lint test-cluster
 
 bench: venv
 	bash benchmarks/run.sh

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The collection's one error type, and the decorator that turns API failures into it."""
+"""The collection's one error type, and the one path by which API failures become it."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -43,6 +43,20 @@ class GpuShareError(Exception):
         return result
 
 
+class OutcomeUnknown(GpuShareError):
+    """A write whose request reached the API server (or may have) without a clear answer coming back.
+
+    It was applied or not; nobody can tell, so it is never retried blindly. The runners re-read the
+    cluster and re-plan on every run, so running the module again converges.
+    """
+
+
+class WatchDropped(GpuShareError):
+    """A watch stream that broke off (connection reset, stream cut, ended early) or reported a
+    transient server error: nothing about the objects is known to be wrong, the watch just has to
+    start again from a fresh LIST (kube/wait.py does)."""
+
+
 def _api_message(body):
     """The ``message`` of a Kubernetes Status body, or the raw body when it is not one."""
     if isinstance(body, bytes):
@@ -53,18 +67,52 @@ def _api_message(body):
         return body
 
 
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def error_from_exception(what, exc, note=None, error_class=GpuShareError):
+    """The GpuShareError for an API failure ``exc`` while trying to ``what`` ("patch node x").
+
+    An HTTP answer gives the server's own message and its status; a transport failure says the API
+    could not be reached and why. ``note`` (a sentence) is appended, e.g. how many attempts were made.
+    """
+    status = getattr(exc, "status", None)
+    if status:  # an ApiException with an HTTP answer
+        text = "%s (HTTP %s)" % (_one_line(_api_message(getattr(exc, "body", None)) or exc.reason), status)
+        reason = exc.reason
+    else:
+        # urllib3 and socket errors, and the ApiException(status=0) the client raises for TLS errors.
+        cause = getattr(exc, "reason", None) if status == 0 else exc
+        text = "cannot reach the Kubernetes API: %s" % _one_line(cause)
+        status = reason = None
+    msg = "Failed to %s: %s" % (what, text)
+    if note:
+        msg = "%s. %s" % (msg, note)
+    return error_class(msg, status=status, reason=reason)
+
+
+def watch_event_error(what, status_object, error_class=GpuShareError):
+    """The GpuShareError for the Status object of a watch ERROR event (e.g. code 410, "Expired")."""
+    status_object = status_object or {}
+    code = status_object.get("code")
+    return error_class(
+        "Failed to %s: %s (HTTP %s)" % (what, _one_line(status_object.get("message") or status_object), code),
+        status=code,
+        reason=status_object.get("reason"),
+    )
+
+
 def api_errors(what):
-    """Decorate an API wrapper so that any client-side failure becomes a GpuShareError.
+    """Decorate an API wrapper so that any client-side failure becomes a GpuShareError, without retries.
 
     ``what`` is a format string filled from the call's arguments, e.g.
-    ``"patch ConfigMap {namespace}/{name}"``, so the error names the object involved.
+    ``"patch ConfigMap {namespace}/{name}"``, so the error names the object involved. KubeApi uses
+    ``kube.retry.api_call`` instead, which adds the retry policy to the same conversion.
     """
 
     def decorator(func):
         signature = inspect.signature(func)
-
-        def describe(args, kwargs):
-            return what.format(**signature.bind(*args, **kwargs).arguments)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -74,15 +122,8 @@ def api_errors(what):
 
             try:
                 return func(*args, **kwargs)
-            except ApiException as exc:
-                raise GpuShareError(
-                    "Failed to %s: %s (HTTP %s)"
-                    % (describe(args, kwargs), _api_message(exc.body) or exc.reason, exc.status),
-                    status=exc.status,
-                    reason=exc.reason,
-                )
-            except HTTPError as exc:
-                raise GpuShareError("Failed to %s: cannot reach the Kubernetes API: %s" % (describe(args, kwargs), exc))
+            except (ApiException, HTTPError) as exc:
+                raise error_from_exception(what.format(**signature.bind(*args, **kwargs).arguments), exc)
 
         return wrapper
 

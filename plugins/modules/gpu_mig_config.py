@@ -194,7 +194,7 @@ namespace:
   returned: always
   type: str
   sample: nvidia-gpu-operator
-config:
+mig_config:
   description: The MIG configuration the nodes are labelled with (I(config), or I(config_name) for a layout).
   returned: always
   type: str
@@ -221,7 +221,7 @@ evicted:
   sample: {"gpu-a100-0": ["team-a/trainer-0"]}
 cordoned:
   description: Nodes cordoned for the change (and uncordoned after it succeeded).
-  returned: when I(drain=true) and a node was reconfigured
+  returned: always
   type: list
   elements: str
 nodes:

@@ -23,7 +23,9 @@ description:
     anything, from the C(gpushare.k8s/restore) annotation the other modules leave on the objects
     they change (ConfigMap keys, ClusterPolicy fields, node labels); ConfigMaps the collection
     created are deleted.
-  - Refuses while GPU pods run on the nodes to reset, unless I(drain=true) or I(force=true).
+  - Refuses while GPU pods run on a node whose GPUs the reset (or restore) changes, unless I(drain=true) or
+    I(force=true). Check mode runs every validation the real run does, the MIG part included, so it refuses
+    what the real run would refuse.
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
@@ -35,7 +37,7 @@ attributes:
     description: Computes and reports the changes without writing.
   diff_mode:
     support: full
-    description: Shows labels, policy fields and ConfigMap keys before and after.
+    description: Shows labels, policy fields and ConfigMap keys before and after, and under C(mig) the MIG part (node labels, policy fields).
 options:
   nodes:
     description:
@@ -71,8 +73,11 @@ options:
     default: false
   drain:
     description:
-      - When GPU pods run on a node whose MIG layout changes, cordon it, evict them (respecting
-        PodDisruptionBudgets), make the change and uncordon the node after success.
+      - When GPU pods run on a node whose GPUs change (its sharing profile or its MIG layout, for a reset
+        or a restore), cordon the changing nodes, evict those pods through the Eviction API (a
+        PodDisruptionBudget that allows no disruption stops the module, which then uncordons the nodes),
+        wait until they are gone, make the change and uncordon the nodes once it succeeded.
+      - A node whose change fails or times out stays cordoned, and the error says so.
     type: bool
     default: false
   force:
@@ -138,10 +143,26 @@ mig_disabled:
   returned: when I(restore=false)
   type: list
   elements: str
+evicted:
+  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
+  returned: always
+  type: dict
+  sample: {"gpu-t4-0": ["team-a/notebook-0"]}
+cordoned:
+  description: Nodes cordoned for the change (and uncordoned after it succeeded).
+  returned: always
+  type: list
+  elements: str
 nodes:
-  description: Per reset node, what it advertised before and after.
+  description:
+    - Per reset node (every target, and every node whose MIG is disabled), what it advertised before and,
+      after waiting, advertises now, MIG configuration and state included.
   returned: when I(restore=false)
   type: dict
+  sample:
+    gpu-a100-0:
+      before: {"sharing_strategy": "time-slicing", "replicas": 2, "mig_config": "all-1g.5gb", "mig_config_state": "success"}
+      after: {"sharing_strategy": "none", "replicas": 1, "mig_config": "all-disabled", "mig_config_state": "success"}
 restored:
   description: The objects put back.
   returned: when I(restore=true)

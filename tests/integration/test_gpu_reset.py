@@ -148,3 +148,87 @@ def test_restore_after_mig_leaves_the_cluster_as_it_was(kube, run_module):
     assert labels(node)["nvidia.com/mig.config.state"] == "success"
     assert labels(node)["nvidia.com/mig.strategy"] == "single"
     assert allocatable(node) == int(labels(node)["nvidia.com/gpu.count"])
+
+
+# --- check mode agrees with the real run; drain means the same as in gpu_mig_config; the MIG part is returned --
+
+
+def stuck_mig_change(kube, run_module):
+    """An A100 whose MIG change to all-1g.5gb mig-manager left pending (gpu-operator #2833)."""
+    node = kube.mig_capable_nodes()[0]
+    kube.annotate_node(node, {"sim.gpushare.k8s/mig-stuck": "true"})
+    kube.label_node(node, {"nvidia.com/mig.config": "all-1g.5gb"})
+    kube.wait_for_node(node, lambda n: labels(n).get("nvidia.com/mig.config.state") == "pending")
+    return "pending"
+
+
+def missing_mig_config_map(kube, run_module):
+    """MIG enabled on a node, then the ConfigMap mig-manager reads deleted by hand."""
+    node = kube.mig_capable_nodes()[0]
+    result = run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [node]}})
+    assert result["changed"], result["_stdout"]
+    client.CoreV1Api(kube.api_client).delete_namespaced_config_map("default-mig-parted-config", kube.namespace)
+    return "default-mig-parted-config"
+
+
+def gpu_pod_on_a_time_sliced_node(kube, run_module):
+    node = kube.gpu_nodes()[0]
+    run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
+    gpu_pod(kube.api_client, node)
+    return "gpushare-it/trainer"
+
+
+@pytest.mark.profiles("openshift")
+@pytest.mark.parametrize("make_state", [stuck_mig_change, missing_mig_config_map, gpu_pod_on_a_time_sliced_node])
+def test_check_mode_refuses_what_the_real_run_refuses(kube, run_module, audit_writes, make_state):
+    named = make_state(kube, run_module)
+    with audit_writes() as audit:
+        checked = run_module("gpu_reset", {}, check=True)
+        real = run_module("gpu_reset", {})
+    assert checked.get("failed") and real.get("failed"), (checked.get("msg"), real.get("msg"))
+    assert named in real["msg"]
+    assert checked["msg"] == real["msg"]
+    assert audit.writes == []
+
+
+@pytest.mark.profiles("openshift")
+def test_drain_on_a_time_sliced_node_cordons_evicts_and_uncordons(kube, run_module, api_client):
+    node = kube.gpu_nodes()[0]
+    run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
+    gpu_pod(api_client, node)
+
+    preview = run_module("gpu_reset", {"nodes": {"names": [node]}, "drain": True}, check=True)
+    assert preview["evicted"] == {node: ["gpushare-it/trainer"]}, preview
+    result = run_module("gpu_reset", {"nodes": {"names": [node]}, "drain": True})
+    assert result["changed"], result["_stdout"]
+    assert result["evicted"] == {node: ["gpushare-it/trainer"]} and result["cordoned"] == [node]
+    pods = client.CoreV1Api(api_client).list_namespaced_pod("gpushare-it").items
+    assert [pod.metadata.name for pod in pods] == []
+    assert not kube.node(node)["spec"].get("unschedulable")
+    assert labels(kube.node(node))["nvidia.com/gpu.sharing-strategy"] == "none"
+
+
+@pytest.mark.profiles("openshift")
+def test_restore_drains_too(kube, run_module, api_client):
+    node = kube.gpu_nodes()[0]
+    run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
+    gpu_pod(api_client, node)
+    refused = run_module("gpu_reset", {"restore": True})
+    assert refused["failed"] and "gpushare-it/trainer" in refused["msg"], refused
+    result = run_module("gpu_reset", {"restore": True, "drain": True})
+    assert result["changed"] and result["evicted"] == {node: ["gpushare-it/trainer"]}, result["_stdout"]
+    assert not kube.node(node)["spec"].get("unschedulable")
+
+
+@pytest.mark.profiles("openshift")
+def test_reset_returns_the_mig_part(kube, run_module):
+    node = kube.mig_capable_nodes()[0]
+    assert run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [node]}})[
+        "changed"
+    ]
+    result = run_module("gpu_reset", {}, diff=True)
+    assert result["changed"] and result["mig_disabled"] == [node], result["_stdout"]
+    assert result["nodes"][node]["before"]["mig_config"] == "all-1g.5gb"
+    assert result["nodes"][node]["after"]["mig_config"] == "all-disabled"
+    assert result["nodes"][node]["after"]["mig_config_state"] == "success"
+    assert result["diff"]["after"]["mig"]["nodes"][node] == {"nvidia.com/mig.config": "all-disabled"}

@@ -5,20 +5,36 @@
 
 Responses are read raw (``_preload_content=False``) and parsed as JSON: the domain logic works on
 the API's own JSON shape, and a 1,000-node LIST parses in a fraction of the time the typed models
-take. Every method converts API failures into ``GpuShareError`` naming the object involved."""
+take. Every method converts API failures into ``GpuShareError`` naming the object involved, after
+the retries of ``kube/retry.py`` (reads retried on throttling, 5xx and broken connections; writes only
+when they certainly were not processed)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import json
+from http.client import HTTPException
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import NOT_FOUND, GpuShareError, api_errors
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (
+    NOT_FOUND,
+    GpuShareError,
+    WatchDropped,
+    watch_event_error,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import (
+    DEFAULT_POLICY,
+    RETRY_STATUSES,
+    api_call,
+    call_with_retries,
+)
 
 try:
     from kubernetes import client as k8s
+    from urllib3.exceptions import HTTPError
 except ImportError:  # reported by GpuShareModule
     k8s = None
+    HTTPError = None
 
 CLUSTER_POLICY_GROUP = "nvidia.com"
 CLUSTER_POLICY_VERSION = "v1"
@@ -30,26 +46,51 @@ def _json(response):
     return json.loads(response.data)
 
 
-class KubeApi(object):
-    """Thin wrappers over the typed APIs; no policy, no retries beyond what a call needs."""
+def _retry_nothing_in_urllib3(api_client):
+    """Leave every retry decision to kube/retry.py.
 
-    def __init__(self, api_client):
+    urllib3's pools retry by themselves a request whose connection broke after it was sent when the
+    method is idempotent by HTTP's rules (GET, PUT, DELETE): a DELETE retried that way after it
+    succeeded fails with 404, and the caller never learns the first one went through. The pools of
+    this client get ``retries=False`` (the ``retries`` of kubernetes' Configuration does the same);
+    they are created lazily, and their key includes it, so no pool made before keeps the old setting.
+    """
+    pool_manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    pool_kw = getattr(pool_manager, "connection_pool_kw", None)
+    if isinstance(pool_kw, dict):
+        pool_kw["retries"] = False
+
+
+class KubeApi(object):
+    """Thin wrappers over the typed APIs, with one retry policy (``retry_policy``, kube/retry.py)."""
+
+    def __init__(self, api_client, retry_policy=None):
         self.api_client = api_client
+        self.retry_policy = retry_policy or DEFAULT_POLICY
+        _retry_nothing_in_urllib3(api_client)
         self.core = k8s.CoreV1Api(api_client)
         self.apps = k8s.AppsV1Api(api_client)
         self.custom = k8s.CustomObjectsApi(api_client)
 
+    @property
+    def _timeout(self):
+        return self.retry_policy.request_timeout
+
     # --- nodes -----------------------------------------------------------------------------
-    @api_errors("list nodes")
+    @api_call("list nodes")
     def list_nodes(self, label_selector=None):
         """All nodes (or those matching the selector) and the list's resourceVersion, for a watch."""
         kwargs = {"label_selector": label_selector} if label_selector else {}
-        body = _json(self.core.list_node(_preload_content=False, **kwargs))
+        body = _json(self.core.list_node(_preload_content=False, _request_timeout=self._timeout, **kwargs))
         return body["items"], body["metadata"]["resourceVersion"]
 
-    @api_errors("patch node {name}")
+    @api_call("patch node {name}", write=True)
     def patch_node(self, name, patch):
-        return _json(self.core.patch_node(name, patch, _content_type=MERGE_PATCH, _preload_content=False))
+        return _json(
+            self.core.patch_node(
+                name, patch, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=self._timeout
+            )
+        )
 
     def watch_nodes(self, resource_version, timeout_seconds, label_selector=None):
         """Yield (event type, node dict) from a node watch that ends after ``timeout_seconds``."""
@@ -57,48 +98,75 @@ class KubeApi(object):
         return self._watch(self.core.list_node, resource_version, timeout_seconds, "watch nodes", **kwargs)
 
     def _watch(self, list_function, resource_version, timeout_seconds, what, **kwargs):
-        from kubernetes.client.exceptions import ApiException
+        """Yield (event type, object dict) of a watch from ``resource_version``.
 
-        try:
-            response = list_function(
+        The watch asks the server to end it after ``timeout_seconds`` (at most the policy's
+        ``max_watch_seconds``); a stream that ends then simply ends. Every failure is a GpuShareError
+        naming the watch: an error answer to the start (after the retries of reads; 410 Gone is not
+        retried, the caller has to LIST again), or an ERROR event (its Status: code, reason,
+        message). A stream that breaks off, ends before its time, or carries a transient server
+        error (429, 5xx) raises WatchDropped: start again from a fresh LIST.
+        """
+        policy = self.retry_policy
+        seconds = max(1, int(min(timeout_seconds, policy.max_watch_seconds)))
+
+        def start():
+            return list_function(
                 watch=True,
                 resource_version=resource_version,
-                timeout_seconds=max(1, int(timeout_seconds)),
+                timeout_seconds=seconds,
                 allow_watch_bookmarks=True,
                 _preload_content=False,
+                _request_timeout=policy.watch_request_timeout(seconds),
                 **kwargs,
             )
-        except ApiException as exc:
-            raise GpuShareError(
-                "Failed to %s: %s (HTTP %s)" % (what, exc.reason, exc.status), status=exc.status, reason=exc.reason
-            )
+
+        response = call_with_retries(start, what, policy=policy, deadline=min(policy.deadline, seconds))
+        started = policy.clock()
+        finished = False
         try:
-            for line in response:
-                if not line.strip():
-                    continue
-                event = json.loads(line)
-                if event["type"] == "ERROR":
-                    status = event["object"]
-                    raise GpuShareError(
-                        "Failed to %s: %s" % (what, status.get("message")),
-                        status=status.get("code"),
-                        reason=status.get("reason"),
-                    )
-                yield event["type"], event["object"]
+            try:
+                for line in response:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event["type"] == "ERROR":
+                        status = event.get("object") or {}
+                        transient = status.get("code") in RETRY_STATUSES
+                        raise watch_event_error(what, status, WatchDropped if transient else GpuShareError)
+                    yield event["type"], event["object"]
+            except (HTTPError, HTTPException, OSError, ValueError) as exc:
+                # urllib3's ProtocolError/ReadTimeoutError/IncompleteRead, a reset socket, a cut line.
+                raise WatchDropped("Failed to %s: the watch stream broke off: %s" % (what, " ".join(str(exc).split())))
+            finished = True
         finally:
+            if not finished:
+                # Never hand a connection that is still streaming back to the pool.
+                response.close()
             response.release_conn()
+        elapsed = policy.clock() - started
+        if elapsed + 1 < seconds:
+            # The server ends a watch at timeoutSeconds; earlier means a proxy, a load balancer or a
+            # restarting API server cut it.
+            raise WatchDropped(
+                "Failed to %s: the watch stream ended after %.1fs of the %ss asked" % (what, elapsed, seconds)
+            )
 
     # --- pods ------------------------------------------------------------------------------
-    @api_errors("list pods")
+    @api_call("list pods")
     def list_pods(self, field_selector=None, label_selector=None):
         kwargs = dict((k, v) for k, v in (("field_selector", field_selector), ("label_selector", label_selector)) if v)
-        return _json(self.core.list_pod_for_all_namespaces(_preload_content=False, **kwargs))["items"]
+        return _json(
+            self.core.list_pod_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout, **kwargs)
+        )["items"]
 
-    @api_errors("list pods on node {node_name}")
+    @api_call("list pods on node {node_name}")
     def list_pods_on_node(self, node_name):
         """The pods bound to a node and the list's resourceVersion, for a watch."""
         body = _json(
-            self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=%s" % node_name, _preload_content=False)
+            self.core.list_pod_for_all_namespaces(
+                field_selector="spec.nodeName=%s" % node_name, _preload_content=False, _request_timeout=self._timeout
+            )
         )
         return body["items"], body["metadata"]["resourceVersion"]
 
@@ -111,31 +179,41 @@ class KubeApi(object):
             field_selector="spec.nodeName=%s" % node_name,
         )
 
-    @api_errors("evict pod {namespace}/{name}")
+    @api_call("evict pod {namespace}/{name}", write=True)
     def evict_pod(self, namespace, name, policy_api_version="policy/v1"):
         body = {
             "apiVersion": policy_api_version,
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
         }
-        return _json(self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False))
+        return _json(
+            self.core.create_namespaced_pod_eviction(
+                name, namespace, body, _preload_content=False, _request_timeout=self._timeout
+            )
+        )
 
-    @api_errors("list events of {kind} {name}")
+    @api_call("list events of {kind} {name}")
     def list_events(self, kind, name):
         selector = "involvedObject.kind=%s,involvedObject.name=%s" % (kind, name)
-        return _json(self.core.list_event_for_all_namespaces(field_selector=selector, _preload_content=False))["items"]
+        return _json(
+            self.core.list_event_for_all_namespaces(
+                field_selector=selector, _preload_content=False, _request_timeout=self._timeout
+            )
+        )["items"]
 
     # --- config maps -----------------------------------------------------------------------
-    @api_errors("read ConfigMap {namespace}/{name}")
+    @api_call("read ConfigMap {namespace}/{name}")
     def get_config_map(self, namespace, name):
         """The ConfigMap, or None when it does not exist."""
         return self._get_or_none(self.core.read_namespaced_config_map, name, namespace)
 
-    @api_errors("list ConfigMaps in {namespace}")
+    @api_call("list ConfigMaps in {namespace}")
     def list_config_maps(self, namespace):
-        return _json(self.core.list_namespaced_config_map(namespace, _preload_content=False))["items"]
+        return _json(
+            self.core.list_namespaced_config_map(namespace, _preload_content=False, _request_timeout=self._timeout)
+        )["items"]
 
-    @api_errors("create ConfigMap {namespace}/{name}")
+    @api_call("create ConfigMap {namespace}/{name}", write=True)
     def create_config_map(self, namespace, name, data, annotations=None):
         body = {
             "apiVersion": "v1",
@@ -145,26 +223,35 @@ class KubeApi(object):
         }
         if annotations:
             body["metadata"]["annotations"] = annotations
-        return _json(self.core.create_namespaced_config_map(namespace, body, _preload_content=False))
-
-    @api_errors("patch ConfigMap {namespace}/{name}")
-    def patch_config_map(self, namespace, name, patch):
         return _json(
-            self.core.patch_namespaced_config_map(
-                name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
+            self.core.create_namespaced_config_map(
+                namespace, body, _preload_content=False, _request_timeout=self._timeout
             )
         )
 
-    @api_errors("delete ConfigMap {namespace}/{name}")
-    def delete_config_map(self, namespace, name):
-        self.core.delete_namespaced_config_map(name, namespace, _preload_content=False)
+    @api_call("patch ConfigMap {namespace}/{name}", write=True)
+    def patch_config_map(self, namespace, name, patch):
+        return _json(
+            self.core.patch_namespaced_config_map(
+                name,
+                namespace,
+                patch,
+                _content_type=MERGE_PATCH,
+                _preload_content=False,
+                _request_timeout=self._timeout,
+            )
+        )
 
-    @api_errors("read namespace {name}")
+    @api_call("delete ConfigMap {namespace}/{name}", write=True)
+    def delete_config_map(self, namespace, name):
+        self.core.delete_namespaced_config_map(name, namespace, _preload_content=False, _request_timeout=self._timeout)
+
+    @api_call("read namespace {name}")
     def get_namespace(self, name):
         return self._get_or_none(self.core.read_namespace, name)
 
     # --- the GPU operator ------------------------------------------------------------------
-    @api_errors("list ClusterPolicies (nvidia.com/v1)")
+    @api_call("list ClusterPolicies (nvidia.com/v1)")
     def list_cluster_policies(self):
         """Every ClusterPolicy; an empty list when the CRD is not installed."""
         from kubernetes.client.exceptions import ApiException
@@ -172,7 +259,11 @@ class KubeApi(object):
         try:
             body = _json(
                 self.custom.list_cluster_custom_object(
-                    CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL, _preload_content=False
+                    CLUSTER_POLICY_GROUP,
+                    CLUSTER_POLICY_VERSION,
+                    CLUSTER_POLICY_PLURAL,
+                    _preload_content=False,
+                    _request_timeout=self._timeout,
                 )
             )
         except ApiException as exc:
@@ -181,7 +272,7 @@ class KubeApi(object):
             raise
         return body["items"]
 
-    @api_errors("patch ClusterPolicy {name}")
+    @api_call("patch ClusterPolicy {name}", write=True)
     def patch_cluster_policy(self, name, patch):
         return _json(
             self.custom.patch_cluster_custom_object(
@@ -192,17 +283,20 @@ class KubeApi(object):
                 patch,
                 _content_type=MERGE_PATCH,
                 _preload_content=False,
+                _request_timeout=self._timeout,
             )
         )
 
-    @api_errors("read DaemonSet {namespace}/{name}")
+    @api_call("read DaemonSet {namespace}/{name}")
     def get_daemon_set(self, namespace, name):
         return self._get_or_none(self.apps.read_namespaced_daemon_set, name, namespace)
 
-    @api_errors("list DaemonSets in {namespace}")
+    @api_call("list DaemonSets in {namespace}")
     def list_daemon_sets(self, namespace):
         """The namespace's DaemonSets and the list's resourceVersion, for a watch."""
-        body = _json(self.apps.list_namespaced_daemon_set(namespace, _preload_content=False))
+        body = _json(
+            self.apps.list_namespaced_daemon_set(namespace, _preload_content=False, _request_timeout=self._timeout)
+        )
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_daemon_sets(self, namespace, resource_version, timeout_seconds):
@@ -214,20 +308,24 @@ class KubeApi(object):
             namespace=namespace,
         )
 
-    @api_errors("patch DaemonSet {namespace}/{name}")
+    @api_call("patch DaemonSet {namespace}/{name}", write=True)
     def patch_daemon_set(self, namespace, name, patch):
         return _json(
             self.apps.patch_namespaced_daemon_set(
-                name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
+                name,
+                namespace,
+                patch,
+                _content_type=MERGE_PATCH,
+                _preload_content=False,
+                _request_timeout=self._timeout,
             )
         )
 
-    @staticmethod
-    def _get_or_none(read_function, *args):
+    def _get_or_none(self, read_function, *args):
         from kubernetes.client.exceptions import ApiException
 
         try:
-            return _json(read_function(*args, _preload_content=False))
+            return _json(read_function(*args, _preload_content=False, _request_timeout=self._timeout))
         except ApiException as exc:
             if exc.status == NOT_FOUND:
                 return None

@@ -1,7 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one wait mechanism: a LIST then a watch, bounded by a timeout, that says what is still wrong."""
+"""The one wait mechanism: a LIST then a watch, bounded by a timeout, that says what is still wrong.
+
+A watch that the server ends (its timeoutSeconds) starts again from the last resourceVersion seen;
+one that expired (410 Gone, as the start's status or an ERROR event) or dropped (connection reset,
+stream cut or ended early, transient server error: WatchDropped) starts again from a fresh LIST,
+after a short backoff when it keeps dropping, all within the one deadline of the wait."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,12 +14,15 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GONE, GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GONE, GpuShareError, WatchDropped
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import DEFAULT_POLICY
 
 
 def wait_for_nodes(kube, expectations, timeout, what, listed=None):
     """Wait until every node named in ``expectations`` satisfies its check (see wait_for_objects)."""
-    return wait_for_objects(kube.list_nodes, kube.watch_nodes, expectations, timeout, what, "node", listed=listed)
+    return wait_for_objects(
+        kube.list_nodes, kube.watch_nodes, expectations, timeout, what, "node", listed=listed, policy=_policy(kube)
+    )
 
 
 def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
@@ -26,6 +34,7 @@ def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
         timeout,
         what,
         "DaemonSet",
+        policy=_policy(kube),
     )
 
 
@@ -40,7 +49,12 @@ def wait_for_pods_gone(kube, node_name, pod_names, timeout, what):
         "pod",
         absent_ok=True,
         key=_namespaced_name,
+        policy=_policy(kube),
     )
+
+
+def _policy(kube):
+    return getattr(kube, "retry_policy", None)
 
 
 def _still_there(pod):
@@ -77,7 +91,16 @@ def _listing(problems):
 
 
 def wait_for_objects(
-    list_objects, watch_objects, expectations, timeout, what, kind, absent_ok=False, key=_name, listed=None
+    list_objects,
+    watch_objects,
+    expectations,
+    timeout,
+    what,
+    kind,
+    absent_ok=False,
+    key=_name,
+    listed=None,
+    policy=None,
 ):
     """Wait until every object named in ``expectations`` satisfies its check.
 
@@ -85,15 +108,18 @@ def wait_for_objects(
     None, str or Failed``: None when the object is as wanted, a str saying what is still wrong, or
     ``Failed(reason)`` when it never will be. The objects are LISTed once (``list_objects() ->
     (items, resourceVersion)``), then followed by a watch from that LIST's resourceVersion
-    (``watch_objects(resourceVersion, seconds)``), re-listed only if the server expired it;
-    ``listed`` is an ``(items, resourceVersion)`` LIST the caller already made, used instead of the
-    first LIST. With
-    ``absent_ok`` an object that does not exist (or is deleted) is as wanted; otherwise that is an
-    error. Returns the final objects by key; raises GpuShareError when some object failed, and on
+    (``watch_objects(resourceVersion, seconds)``); ``listed`` is an ``(items, resourceVersion)``
+    LIST the caller already made, used instead of the first LIST. A watch that ends is started
+    again from the last resourceVersion seen; one that expired (410) or dropped (WatchDropped) from
+    a fresh LIST, a dropping one after ``policy.backoff`` (kube/retry.py), all within ``timeout``.
+    With ``absent_ok`` an object that does not exist (or is deleted) is as wanted; otherwise that is
+    an error. Returns the final objects by key; raises GpuShareError when some object failed, and on
     timeout listing each unmet object and what it shows.
     """
+    policy = policy or DEFAULT_POLICY
     deadline = time.monotonic() + timeout
     latest, unmet, failed = {}, {}, {}
+    drops = []  # the WatchDropped errors since a watch last brought an event
 
     def observe(obj):
         name = key(obj)
@@ -117,9 +143,12 @@ def wait_for_objects(
             if key(item) in expectations:
                 listed.add(key(item))
                 observe(item)
-        if absent_ok:
-            for name in set(latest) - listed:
-                vanish(name)  # deleted while no watch ran
+        gone = set(latest) - listed
+        if gone and not absent_ok:
+            # Deleted while no watch ran: the watch would have said so with a DELETED event.
+            raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, sorted(gone)[0], what))
+        for name in gone:
+            vanish(name)
         return resource_version
 
     # A LIST the caller made before writing serves as well as a new one: the watch from its
@@ -133,7 +162,7 @@ def wait_for_objects(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise GpuShareError(
-                "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s"
+                "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s%s"
                 % (
                     timeout,
                     what,
@@ -141,11 +170,13 @@ def wait_for_objects(
                     kind,
                     _listing(unmet),
                     "; and failed: %s" % _listing(failed) if failed else "",
+                    "; the watch dropped %d time(s) in a row, last: %s" % (len(drops), drops[-1].msg) if drops else "",
                 ),
                 details={"unmet": unmet, "failed": failed},
             )
         try:
             for event_type, obj in watch_objects(resource_version, remaining):
+                del drops[:]
                 resource_version = obj["metadata"].get("resourceVersion", resource_version)
                 if event_type == "BOOKMARK" or key(obj) not in expectations:
                     continue
@@ -157,6 +188,14 @@ def wait_for_objects(
                     observe(obj)
                 if not unmet:
                     break
+            # The watch ended (the server's timeout) or every object is met: go on from here.
+        except WatchDropped as exc:
+            # Connection reset, stream cut or ended early: nothing says what was missed, so LIST
+            # again; back off first when it keeps happening, never past the deadline.
+            drops.append(exc)
+            if len(drops) > 1:
+                time.sleep(max(0.0, min(policy.backoff(len(drops) - 2), deadline - time.monotonic())))
+            resource_version = relist()
         except GpuShareError as exc:
             if exc.status != GONE:
                 raise

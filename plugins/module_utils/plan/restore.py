@@ -1,11 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Planning a device-plugin sharing profile: pure functions from (cluster objects, request) to the
-writes to make, the restart decision, what each node must show afterwards, and the diff.
-
-No Kubernetes I/O here: ``device_plugin_sharing`` reads the objects, calls ``plan_profile`` and
-applies the plan, so everything that decides *what* to change is unit-tested without a cluster."""
+"""Planning ``gpu_reset restore: true``: from the restore records (``restore_record.py``) on the policy,
+the ConfigMaps and the nodes, the patches that put back exactly what was there before the collection's first
+change, and what each node must show once they are applied. Pure; ``run/reset.py`` applies it."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -11,8 +11,9 @@ __metaclass__ = type
 import pytest
 from k8s_objects import cpu_node, t4_node, t4_time_sliced
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, WatchDropped
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube import wait as wait_module
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_objects
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation
@@ -62,8 +63,8 @@ class FakeApi(object):
             raise error
 
 
-def run(api, expectations, timeout=300):
-    return wait_for_objects(api.list_objects, api.watch_objects, expectations, timeout, WHAT, "node")
+def run(api, expectations, timeout=300, **kwargs):
+    return wait_for_objects(api.list_objects, api.watch_objects, expectations, timeout, WHAT, "node", **kwargs)
 
 
 def test_returns_at_once_when_all_are_met():
@@ -178,13 +179,18 @@ def test_times_out_naming_each_unmet_object_and_its_problem():
 
 
 class FakeClock(object):
-    """Stands in for the ``time`` module of wait.py; the test advances ``now``."""
+    """Stands in for the ``time`` module of wait.py; the test advances ``now``, sleep() does too."""
 
     def __init__(self):
         self.now = 1000.0
+        self.sleeps = []
 
     def monotonic(self):
         return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
 
 
 def test_times_out_after_watches_that_bring_nothing(monkeypatch):
@@ -231,3 +237,119 @@ def test_refuses_to_wait_for_objects_that_do_not_exist():
 def test_nothing_to_wait_for():
     api = FakeApi([([t4_node("t4-a")], "1")])
     assert run(api, {}) == {}
+
+
+# --- watches that drop -------------------------------------------------------------------------
+
+
+def dropped(how="the watch stream broke off: Connection reset by peer"):
+    return WatchDropped("Failed to watch nodes: %s" % how)
+
+
+# No jitter: the backoff before the n-th drop in a row after the first is 0.25 * 2 ** (n - 2) s.
+STEADY = RetryPolicy(random=lambda: 0.0)
+
+
+def test_a_dropped_watch_relists_and_still_sees_the_change(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(wait_module, "time", clock)
+    api = FakeApi(
+        # The change happened while no watch ran: only the fresh LIST can show it.
+        [([t4_node("t4-a"), t4_node("t4-b")], "100"), ([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "200")],
+        [
+            [("MODIFIED", versioned(t4_node("t4-a"), 101)), dropped()],
+            [("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 201))],
+        ],
+    )
+    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4}, policy=STEADY)
+    assert api.list_calls == 2
+    assert [call[0] for call in api.watch_calls] == ["100", "200"]  # the second from the fresh LIST
+    assert result["t4-a"]["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
+    assert clock.sleeps == []  # one drop: LIST again at once
+
+
+def test_a_watch_that_keeps_dropping_backs_off_and_keeps_the_deadline(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(wait_module, "time", clock)
+    lists = [([t4_node("t4-a")], str(n)) for n in range(1, 6)] + [([t4_time_sliced("t4-a", 4)], "6")]
+    api = FakeApi(lists, [[dropped("the watch stream ended after 0.0s of the 300s asked")]] * 5)
+    result = run(api, {"t4-a": SHARED_X4}, timeout=300, policy=STEADY)
+    assert result["t4-a"]["metadata"]["resourceVersion"] is not None
+    assert api.list_calls == 6 and len(api.watch_calls) == 5
+    assert clock.sleeps == [0.25, 0.5, 1.0, 2.0]
+    # Each watch asks for what is left of the one deadline, not a fresh timeout.
+    assert [seconds for _, seconds in api.watch_calls] == [300, 300, 299.75, 299.25, 298.25]
+
+
+def test_an_event_resets_the_backoff(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(wait_module, "time", clock)
+    api = FakeApi(
+        [([t4_node("t4-a")], "1"), ([t4_node("t4-a")], "2"), ([t4_node("t4-a")], "3"), ([t4_node("t4-a")], "4")],
+        [
+            [dropped()],
+            [dropped()],
+            [("BOOKMARK", bookmark(5)), dropped()],
+            [("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 6))],
+        ],
+    )
+    run(api, {"t4-a": SHARED_X4}, policy=STEADY)
+    assert clock.sleeps == [0.25]  # the second drop in a row; the third came after an event
+
+
+def test_times_out_while_the_watch_keeps_dropping_and_says_so(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(wait_module, "time", clock)
+
+    class Api(FakeApi):
+        def list_objects(self):
+            self.list_calls += 1
+            return [t4_node("t4-a")], str(self.list_calls)
+
+        def watch_objects(self, resource_version, seconds):
+            self.watch_calls.append((resource_version, seconds))
+            return self._stream([dropped()])
+
+    api = Api([])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4}, timeout=10, policy=STEADY)
+    assert sum(clock.sleeps) == 10  # the backoff never sleeps past the deadline
+    msg = error.value.msg
+    assert msg.startswith("Timed out after 10s waiting for %s; 1 node(s) not there yet: t4-a: " % WHAT)
+    assert msg.endswith(
+        "; the watch dropped %d time(s) in a row, last: Failed to watch nodes: the watch stream broke off: "
+        "Connection reset by peer" % len(api.watch_calls)
+    )
+
+
+def test_an_object_gone_from_the_relist_was_deleted(monkeypatch):
+    monkeypatch.setattr(wait_module, "time", FakeClock())
+    api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1"), ([t4_node("t4-a")], "9")], [[dropped()]])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
+    assert error.value.msg == "node t4-b was deleted while waiting for %s." % WHAT
+
+
+def test_an_object_gone_from_the_relist_is_fine_when_absence_is(monkeypatch):
+    monkeypatch.setattr(wait_module, "time", FakeClock())
+    api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1"), ([t4_node("t4-b")], "9")], [[dropped()]])
+    result = wait_for_objects(
+        api.list_objects, api.watch_objects, {"t4-a": lambda node: "still there"}, 60, WHAT, "node", absent_ok=True
+    )
+    assert result == {}
+
+
+def test_other_errors_while_relisting_propagate(monkeypatch):
+    monkeypatch.setattr(wait_module, "time", FakeClock())
+    forbidden = GpuShareError("Failed to list nodes: forbidden (HTTP 403)", status=403)
+
+    class Api(FakeApi):
+        def list_objects(self):
+            if self.list_calls:
+                raise forbidden
+            return FakeApi.list_objects(self)
+
+    api = Api([([t4_node("t4-a")], "1")], [[dropped()]])
+    with pytest.raises(GpuShareError) as error:
+        run(api, {"t4-a": SHARED_X4})
+    assert error.value is forbidden

@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The layering of module_utils (docs/DESIGN.md), checked on the import statements of every file."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ast
+import os
+
+import pytest
+
+MODULE_UTILS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "module_utils")
+PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
+RUNNERS = ("run.sharing", "run.mig", "run.reset", "run.info")
+# layer -> the layers its files may import from
+ALLOWED = {
+    "errors": set(),
+    "nvidia": {"errors", "nvidia"},
+    "plan": {"errors", "nvidia", "plan"},
+    "kube": {"errors", "kube"},
+    "args": {"errors", "nvidia"},
+    "run": {"errors", "nvidia", "plan", "kube", "run"},
+    "ansible_module": {"errors", "args", "kube"},
+}
+
+
+def module_names():
+    for folder, _dirs, files in os.walk(MODULE_UTILS):
+        for name in files:
+            if name.endswith(".py") and name != "__init__.py":
+                path = os.path.join(folder, name)
+                yield os.path.relpath(path, MODULE_UTILS)[:-3].replace(os.sep, "."), path
+
+
+def imports_of(path):
+    tree = ast.parse(open(path).read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE):
+            yield node.module[len(PACKAGE) :]
+
+
+@pytest.mark.parametrize("module, path", sorted(module_names()))
+def test_each_layer_imports_only_the_layers_below_it(module, path):
+    layer = module.split(".")[0]
+    for imported in imports_of(path):
+        assert imported.split(".")[0] in ALLOWED[layer], "%s imports %s" % (module, imported)
+        if module in RUNNERS:
+            assert imported not in RUNNERS, "runner %s imports runner %s" % (module, imported)
+
+
+def test_every_layer_is_known():
+    assert set(module.split(".")[0] for module, _path in module_names()) == set(ALLOWED)
