@@ -76,6 +76,7 @@ def state_path(*parts):
 
 # --- certificates -------------------------------------------------------------------------------
 
+
 def openssl(*args):
     result = subprocess.run(["openssl"] + list(args), capture_output=True, text=True)
     if result.returncode != 0:
@@ -88,25 +89,53 @@ def issue_certificate(name, subject, server=False):
     ext_file = os.path.join(PKI, name + ".ext")
     with open(ext_file, "w") as f:
         if server:
-            f.write("subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
-                    "DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n")
+            f.write(
+                "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
+                "DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n"
+            )
         else:
             f.write("extendedKeyUsage=clientAuth\n")
     openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-subj", subject, "-out", csr)
-    openssl("x509", "-req", "-in", csr, "-CA", os.path.join(PKI, "ca.crt"), "-CAkey", os.path.join(PKI, "ca.key"),
-            "-CAcreateserial", "-days", "3650", "-extfile", ext_file, "-out", crt)
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        csr,
+        "-CA",
+        os.path.join(PKI, "ca.crt"),
+        "-CAkey",
+        os.path.join(PKI, "ca.key"),
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        ext_file,
+        "-out",
+        crt,
+    )
     os.remove(csr)
     os.remove(ext_file)
 
 
 def write_kubeconfig(path, user, token=None, cert_name=None):
-    user_entry = {"token": token} if token else {
-        "client-certificate": os.path.join(PKI, cert_name + ".crt"),
-        "client-key": os.path.join(PKI, cert_name + ".key"),
-    }
+    user_entry = (
+        {"token": token}
+        if token
+        else {
+            "client-certificate": os.path.join(PKI, cert_name + ".crt"),
+            "client-key": os.path.join(PKI, cert_name + ".key"),
+        }
+    )
     config = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "gpushare-local",
-        "clusters": [{"name": "gpushare-local", "cluster": {"server": SERVER, "certificate-authority": os.path.join(PKI, "ca.crt")}}],
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "gpushare-local",
+        "clusters": [
+            {
+                "name": "gpushare-local",
+                "cluster": {"server": SERVER, "certificate-authority": os.path.join(PKI, "ca.crt")},
+            }
+        ],
         "users": [{"name": user, "user": user_entry}],
         "contexts": [{"name": "gpushare-local", "context": {"cluster": "gpushare-local", "user": user}}],
     }
@@ -122,8 +151,22 @@ def prepare_state():
     if os.path.exists(state_path("kubeconfig")):
         return
     log("generating a CA, certificates and kubeconfigs in %s" % STATE)
-    openssl("req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", os.path.join(PKI, "ca.key"),
-            "-subj", "/CN=gpushare-local-ca", "-days", "3650", "-out", os.path.join(PKI, "ca.crt"))
+    openssl(
+        "req",
+        "-x509",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        os.path.join(PKI, "ca.key"),
+        "-subj",
+        "/CN=gpushare-local-ca",
+        "-days",
+        "3650",
+        "-out",
+        os.path.join(PKI, "ca.crt"),
+    )
     issue_certificate("apiserver", "/CN=kube-apiserver", server=True)
     issue_certificate("admin", "/CN=%s/O=system:masters" % ADMIN_USER)
     issue_certificate("simulator", "/CN=%s/O=system:masters" % SIMULATOR_USER)
@@ -142,7 +185,9 @@ def prepare_state():
     with open(state_path("audit-policy.yaml"), "w") as f:
         f.write(AUDIT_POLICY)
 
-    write_kubeconfig(state_path("kubeconfig-controller-manager"), CONTROLLER_MANAGER_USER, cert_name="controller-manager")
+    write_kubeconfig(
+        state_path("kubeconfig-controller-manager"), CONTROLLER_MANAGER_USER, cert_name="controller-manager"
+    )
     write_kubeconfig(state_path("kubeconfig-scheduler"), SCHEDULER_USER, cert_name="scheduler")
     write_kubeconfig(state_path("kubeconfig-simulator"), SIMULATOR_USER, cert_name="simulator")
     write_kubeconfig(state_path("kubeconfig-token"), ADMIN_USER, token=admin_token)
@@ -151,6 +196,7 @@ def prepare_state():
 
 
 # --- processes ----------------------------------------------------------------------------------
+
 
 def pid_of(name):
     """The PID of a running component, or None (a stale PID file is not a running component)."""
@@ -176,8 +222,15 @@ def tail(path, lines=25):
 def start_process(name, argv, env=None):
     log_path = os.path.join(LOGS, name + ".log")
     with open(log_path, "ab") as log_file:
-        process = subprocess.Popen(argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   cwd=REPO, env=env, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+        )
     with open(os.path.join(PIDS, name + ".pid"), "w") as f:
         f.write(str(process.pid))
     return process
@@ -188,12 +241,17 @@ def wait_until(name, process, ready, timeout=START_TIMEOUT):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise ClusterError("%s exited with code %s while starting; last lines of %s:\n%s"
-                               % (name, process.returncode, os.path.join(LOGS, name + ".log"), tail(os.path.join(LOGS, name + ".log"))))
+            raise ClusterError(
+                "%s exited with code %s while starting; last lines of %s:\n%s"
+                % (name, process.returncode, os.path.join(LOGS, name + ".log"), tail(os.path.join(LOGS, name + ".log")))
+            )
         if ready():
             return
         time.sleep(0.2)
-    raise ClusterError("%s was not ready after %ds; last lines of its log:\n%s" % (name, timeout, tail(os.path.join(LOGS, name + ".log"))))
+    raise ClusterError(
+        "%s was not ready after %ds; last lines of its log:\n%s"
+        % (name, timeout, tail(os.path.join(LOGS, name + ".log")))
+    )
 
 
 def admin_ssl_context():
@@ -219,7 +277,9 @@ def insecure_context():
 
 
 def find_kubernetes_binaries():
-    result = subprocess.run(["bash", os.path.join(REPO, "testbed", "build-kubernetes.sh")], stdout=subprocess.PIPE, text=True)
+    result = subprocess.run(
+        ["bash", os.path.join(REPO, "testbed", "build-kubernetes.sh")], stdout=subprocess.PIPE, text=True
+    )
     if result.returncode != 0:
         raise ClusterError("building Kubernetes failed (see the messages above)")
     return result.stdout.strip().splitlines()[-1]
@@ -228,71 +288,111 @@ def find_kubernetes_binaries():
 def etcd_argv():
     url = "http://127.0.0.1:%d" % ETCD_CLIENT_PORT
     peer = "http://127.0.0.1:%d" % ETCD_PEER_PORT
-    return ["etcd", "--name", "gpushare", "--data-dir", state_path("etcd"),
-            "--listen-client-urls", url, "--advertise-client-urls", url,
-            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", "gpushare=" + peer, "--log-level", "warn"]
+    return [
+        "etcd",
+        "--name",
+        "gpushare",
+        "--data-dir",
+        state_path("etcd"),
+        "--listen-client-urls",
+        url,
+        "--advertise-client-urls",
+        url,
+        "--listen-peer-urls",
+        peer,
+        "--initial-advertise-peer-urls",
+        peer,
+        "--initial-cluster",
+        "gpushare=" + peer,
+        "--log-level",
+        "warn",
+    ]
 
 
 def apiserver_argv(bin_dir):
-    return [os.path.join(bin_dir, "kube-apiserver"),
-            "--etcd-servers=http://127.0.0.1:%d" % ETCD_CLIENT_PORT,
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=%d" % APISERVER_PORT,
-            "--insecure-port=0",
-            "--tls-cert-file=" + os.path.join(PKI, "apiserver.crt"),
-            "--tls-private-key-file=" + os.path.join(PKI, "apiserver.key"),
-            "--client-ca-file=" + os.path.join(PKI, "ca.crt"),
-            "--token-auth-file=" + state_path("tokens.csv"),
-            "--authorization-mode=RBAC",
-            "--service-account-key-file=" + os.path.join(PKI, "sa.pub"),
-            "--service-account-signing-key-file=" + os.path.join(PKI, "sa.key"),
-            "--service-account-issuer=https://kubernetes.default.svc",
-            "--api-audiences=https://kubernetes.default.svc",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            # Loopback only: there is no endpoint worth reconciling for the kubernetes Service.
-            "--endpoint-reconciler-type=none",
-            "--allow-privileged=true",
-            "--audit-log-path=" + state_path("audit.log"),
-            "--audit-policy-file=" + state_path("audit-policy.yaml"),
-            "--audit-log-format=json", "--audit-log-maxsize=0",
-            "--v=1"]
+    return [
+        os.path.join(bin_dir, "kube-apiserver"),
+        "--etcd-servers=http://127.0.0.1:%d" % ETCD_CLIENT_PORT,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        "--secure-port=%d" % APISERVER_PORT,
+        "--insecure-port=0",
+        "--tls-cert-file=" + os.path.join(PKI, "apiserver.crt"),
+        "--tls-private-key-file=" + os.path.join(PKI, "apiserver.key"),
+        "--client-ca-file=" + os.path.join(PKI, "ca.crt"),
+        "--token-auth-file=" + state_path("tokens.csv"),
+        "--authorization-mode=RBAC",
+        "--service-account-key-file=" + os.path.join(PKI, "sa.pub"),
+        "--service-account-signing-key-file=" + os.path.join(PKI, "sa.key"),
+        "--service-account-issuer=https://kubernetes.default.svc",
+        "--api-audiences=https://kubernetes.default.svc",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        # Loopback only: there is no endpoint worth reconciling for the kubernetes Service.
+        "--endpoint-reconciler-type=none",
+        "--allow-privileged=true",
+        "--audit-log-path=" + state_path("audit.log"),
+        "--audit-policy-file=" + state_path("audit-policy.yaml"),
+        "--audit-log-format=json",
+        "--audit-log-maxsize=0",
+        "--v=1",
+    ]
 
 
 def controller_manager_argv(bin_dir):
     kubeconfig = state_path("kubeconfig-controller-manager")
-    return [os.path.join(bin_dir, "kube-controller-manager"),
-            "--kubeconfig=" + kubeconfig,
-            "--leader-elect=false", "--port=0",
-            "--bind-address=127.0.0.1", "--secure-port=%d" % CONTROLLER_MANAGER_PORT,
-            "--service-account-private-key-file=" + os.path.join(PKI, "sa.key"),
-            "--root-ca-file=" + os.path.join(PKI, "ca.crt"),
-            # Each controller then acts as its own service account, which the bootstrap RBAC roles cover.
-            "--use-service-account-credentials=true",
-            # Otherwise it creates a folder under /usr/libexec on the host.
-            "--flex-volume-plugin-dir=" + state_path("flexvolume"),
-            # Simulated nodes renew their Lease every ~20 s; 2 minutes of grace spreads a large fleet.
-            "--node-monitor-grace-period=2m",
-            "--kube-api-qps=100", "--kube-api-burst=200",
-            "--v=1"]
+    return [
+        os.path.join(bin_dir, "kube-controller-manager"),
+        "--kubeconfig=" + kubeconfig,
+        "--leader-elect=false",
+        "--port=0",
+        "--bind-address=127.0.0.1",
+        "--secure-port=%d" % CONTROLLER_MANAGER_PORT,
+        "--service-account-private-key-file=" + os.path.join(PKI, "sa.key"),
+        "--root-ca-file=" + os.path.join(PKI, "ca.crt"),
+        # Each controller then acts as its own service account, which the bootstrap RBAC roles cover.
+        "--use-service-account-credentials=true",
+        # Otherwise it creates a folder under /usr/libexec on the host.
+        "--flex-volume-plugin-dir=" + state_path("flexvolume"),
+        # Simulated nodes renew their Lease every ~20 s; 2 minutes of grace spreads a large fleet.
+        "--node-monitor-grace-period=2m",
+        "--kube-api-qps=100",
+        "--kube-api-burst=200",
+        "--v=1",
+    ]
 
 
 def scheduler_argv(bin_dir):
-    return [os.path.join(bin_dir, "kube-scheduler"),
-            "--kubeconfig=" + state_path("kubeconfig-scheduler"),
-            "--leader-elect=false", "--port=0",
-            "--bind-address=127.0.0.1", "--secure-port=%d" % SCHEDULER_PORT,
-            "--v=1"]
+    return [
+        os.path.join(bin_dir, "kube-scheduler"),
+        "--kubeconfig=" + state_path("kubeconfig-scheduler"),
+        "--leader-elect=false",
+        "--port=0",
+        "--bind-address=127.0.0.1",
+        "--secure-port=%d" % SCHEDULER_PORT,
+        "--v=1",
+    ]
 
 
 def python_env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, ".build")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [REPO, os.path.join(REPO, ".build")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     return env
 
 
 def simulator_argv(step_delay):
-    return [sys.executable, "-m", "testbed.simulator", "--kubeconfig", state_path("kubeconfig-simulator"),
-            "--step-delay", str(step_delay), "--ready-file", state_path("simulator.ready")]
+    return [
+        sys.executable,
+        "-m",
+        "testbed.simulator",
+        "--kubeconfig",
+        state_path("kubeconfig-simulator"),
+        "--step-delay",
+        str(step_delay),
+        "--ready-file",
+        state_path("simulator.ready"),
+    ]
 
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator")
@@ -307,7 +407,15 @@ def ensure_collection_link():
 
 
 def seed(profile, nodes):
-    command = [sys.executable, "-m", "testbed.seed", "--kubeconfig", state_path("kubeconfig-simulator"), "--profile", profile]
+    command = [
+        sys.executable,
+        "-m",
+        "testbed.seed",
+        "--kubeconfig",
+        state_path("kubeconfig-simulator"),
+        "--profile",
+        profile,
+    ]
     if nodes:
         command += ["--nodes", str(nodes)]
     result = subprocess.run(command, cwd=REPO, env=python_env())
@@ -320,7 +428,10 @@ def up(profile, nodes, step_delay):
         raise ClusterError("openssl is missing: apt-get install openssl")
     running_profile = read_profile()
     if running_profile and running_profile != profile and pid_of("kube-apiserver"):
-        raise ClusterError("the cluster is up with the %s profile; run 'make cluster-down' first to switch to %s" % (running_profile, profile))
+        raise ClusterError(
+            "the cluster is up with the %s profile; run 'make cluster-down' first to switch to %s"
+            % (running_profile, profile)
+        )
     bin_dir = find_kubernetes_binaries()
     ensure_collection_link()
     prepare_state()
@@ -334,11 +445,18 @@ def up(profile, nodes, step_delay):
         wait_until("kube-apiserver", process, lambda: https_ok(SERVER + "/readyz"))
     if not pid_of("kube-controller-manager"):
         process = start_process("kube-controller-manager", controller_manager_argv(bin_dir))
-        wait_until("kube-controller-manager", process,
-                   lambda: https_ok("https://127.0.0.1:%d/healthz" % CONTROLLER_MANAGER_PORT, insecure_context()))
+        wait_until(
+            "kube-controller-manager",
+            process,
+            lambda: https_ok("https://127.0.0.1:%d/healthz" % CONTROLLER_MANAGER_PORT, insecure_context()),
+        )
     if not pid_of("kube-scheduler"):
         process = start_process("kube-scheduler", scheduler_argv(bin_dir))
-        wait_until("kube-scheduler", process, lambda: https_ok("https://127.0.0.1:%d/healthz" % SCHEDULER_PORT, insecure_context()))
+        wait_until(
+            "kube-scheduler",
+            process,
+            lambda: https_ok("https://127.0.0.1:%d/healthz" % SCHEDULER_PORT, insecure_context()),
+        )
     log("control plane ready in %.1fs" % (time.monotonic() - started))
 
     if running_profile != profile or nodes:
@@ -418,10 +536,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     up_parser = sub.add_parser("up", help="start (or keep) the cluster and seed a profile")
-    up_parser.add_argument("--profile", default=os.environ.get("PROFILE", "openshift"), choices=["openshift", "scaleway", "vks"])
-    up_parser.add_argument("--nodes", type=int, default=0, help="seed a large fleet of this many GPU nodes (benchmarks)")
-    up_parser.add_argument("--step-delay", type=float, default=float(os.environ.get("GPUSHARE_STEP_DELAY", "0.2")),
-                           help="seconds the simulator waits between state steps")
+    up_parser.add_argument(
+        "--profile", default=os.environ.get("PROFILE", "openshift"), choices=["openshift", "scaleway", "vks"]
+    )
+    up_parser.add_argument(
+        "--nodes", type=int, default=0, help="seed a large fleet of this many GPU nodes (benchmarks)"
+    )
+    up_parser.add_argument(
+        "--step-delay",
+        type=float,
+        default=float(os.environ.get("GPUSHARE_STEP_DELAY", "0.2")),
+        help="seconds the simulator waits between state steps",
+    )
     sub.add_parser("down", help="stop every component and forget the cluster's state")
     sub.add_parser("status", help="show which components run")
     args = parser.parse_args(argv)

@@ -82,8 +82,20 @@ class NodePool(object):
 
 
 class Profile(object):
-    def __init__(self, name, operator_namespace, policy_name, runtime, driver, cuda, zone, gpu_pools, cpu_pool,
-                 platform_namespaces=(), service_monitor=False):
+    def __init__(
+        self,
+        name,
+        operator_namespace,
+        policy_name,
+        runtime,
+        driver,
+        cuda,
+        zone,
+        gpu_pools,
+        cpu_pool,
+        platform_namespaces=(),
+        service_monitor=False,
+    ):
         self.name = name
         self.operator_namespace = operator_namespace
         self.policy_name = policy_name
@@ -107,32 +119,79 @@ MACHINE_API_NAMESPACE = "openshift-machine-api"
 
 PROFILES = {
     "openshift": Profile(
-        "openshift", "nvidia-gpu-operator", "gpu-cluster-policy", "cri-o://1.20.0", "550.127.08", "12.4", "us-east-1a",
+        "openshift",
+        "nvidia-gpu-operator",
+        "gpu-cluster-policy",
+        "cri-o://1.20.0",
+        "550.127.08",
+        "12.4",
+        "us-east-1a",
         gpu_pools=[
             NodePool("gpu-a100", 2, "PowerEdge-R750xa", "64", "512Gi", "NVIDIA-A100-PCIE-40GB", 2),
             NodePool("gpu-h100", 2, "PowerEdge-XE9680", "224", "2Ti", "NVIDIA-H100-80GB-HBM3", 8),
-            NodePool("gpu-t4", 2, "g4dn.xlarge", "4", "16Gi", "Tesla-T4", 1,
-                     labels={"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR,
-                             "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET},
-                     annotations={"machine.openshift.io/machine": MACHINE_API_NAMESPACE + "/" + OPENSHIFT_T4_MACHINESET}),
+            NodePool(
+                "gpu-t4",
+                2,
+                "g4dn.xlarge",
+                "4",
+                "16Gi",
+                "Tesla-T4",
+                1,
+                labels={
+                    "cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR,
+                    "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET,
+                },
+                annotations={"machine.openshift.io/machine": MACHINE_API_NAMESPACE + "/" + OPENSHIFT_T4_MACHINESET},
+            ),
         ],
         cpu_pool=NodePool("worker", 2, "m5.2xlarge", "8", "32Gi"),
-        platform_namespaces=(MACHINE_API_NAMESPACE,)),
+        platform_namespaces=(MACHINE_API_NAMESPACE,),
+    ),
     "scaleway": Profile(
-        "scaleway", "kube-system", "cluster-policy", "containerd://1.7.22", "560.35.03", "12.6", "fr-par-2",
-        gpu_pools=[NodePool("scw-gpu-h100", 3, "SCW-H100-1-80G", "24", "240Gi", "NVIDIA-H100-PCIe", 1,
-                            labels={"k8s.scaleway.com/pool-name": "gpu-h100", "node.kubernetes.io/instance-type": "H100-1-80G"})],
-        cpu_pool=NodePool("scw-default", 2, "PRO2-S", "8", "32Gi",
-                          labels={"k8s.scaleway.com/pool-name": "default", "node.kubernetes.io/instance-type": "PRO2-S"})),
+        "scaleway",
+        "kube-system",
+        "cluster-policy",
+        "containerd://1.7.22",
+        "560.35.03",
+        "12.6",
+        "fr-par-2",
+        gpu_pools=[
+            NodePool(
+                "scw-gpu-h100",
+                3,
+                "SCW-H100-1-80G",
+                "24",
+                "240Gi",
+                "NVIDIA-H100-PCIe",
+                1,
+                labels={"k8s.scaleway.com/pool-name": "gpu-h100", "node.kubernetes.io/instance-type": "H100-1-80G"},
+            )
+        ],
+        cpu_pool=NodePool(
+            "scw-default",
+            2,
+            "PRO2-S",
+            "8",
+            "32Gi",
+            labels={"k8s.scaleway.com/pool-name": "default", "node.kubernetes.io/instance-type": "PRO2-S"},
+        ),
+    ),
     "vks": Profile(
-        "vks", "gpu-operator", "cluster-policy", "containerd://1.7.13", "550.54.15", "12.4", "HCM03-1A",
+        "vks",
+        "gpu-operator",
+        "cluster-policy",
+        "containerd://1.7.13",
+        "550.54.15",
+        "12.4",
+        "HCM03-1A",
         gpu_pools=[
             NodePool("vks-gpu-a10", 2, "OpenStack-Nova", "16", "64Gi", "NVIDIA-A10", 1),
             NodePool("vks-gpu-t4", 1, "OpenStack-Nova", "16", "64Gi", "Tesla-T4", 2),
             NodePool("vks-gpu-l4", 1, "OpenStack-Nova", "16", "64Gi", "NVIDIA-L4", 1),
         ],
         cpu_pool=NodePool("vks-cpu", 2, "OpenStack-Nova", "8", "32Gi"),
-        service_monitor=True),
+        service_monitor=True,
+    ),
 }
 
 OPERAND_IMAGES = {
@@ -148,22 +207,36 @@ OPERAND_IMAGES = {
 
 # desired objects -----------------------------------------------------------------------------
 
+
 def crd(group, plural, kind, version, scope, scale=False):
     """A CRD that keeps any field (the real schemas are large and not what the tests exercise)."""
     subresources = {"status": {}}
     if scale:
         subresources["scale"] = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
     return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": "%s.%s" % (plural, group)},
-        "spec": {"group": group, "scope": scope,
-                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
-                 "versions": [{"name": version, "served": True, "storage": True, "subresources": subresources,
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List"},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": subresources,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
     }
 
 
-CLUSTER_POLICY_CRD = crd(CLUSTER_POLICY["group"], CLUSTER_POLICY["plural"], "ClusterPolicy", CLUSTER_POLICY["version"], "Cluster")
+CLUSTER_POLICY_CRD = crd(
+    CLUSTER_POLICY["group"], CLUSTER_POLICY["plural"], "ClusterPolicy", CLUSTER_POLICY["version"], "Cluster"
+)
 OPENSHIFT_CRDS = [
     crd("machine.openshift.io", "machinesets", "MachineSet", "v1beta1", "Namespaced", scale=True),
     crd("autoscaling.openshift.io", "clusterautoscalers", "ClusterAutoscaler", "v1", "Cluster"),
@@ -174,12 +247,20 @@ OPENSHIFT_CRDS = [
 def cluster_policy(profile):
     """The policy as the operator's Helm chart or OLM installs it: sharing off, MIG single, all-disabled."""
     return {
-        "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
         "metadata": {"name": profile.policy_name},
         "spec": {
-            "operator": {"defaultRuntime": profile.runtime.split(":")[0], "use_ocp_driver_toolkit": profile.name == "openshift"},
-            "daemonsets": {"tolerations": [dict(GPU_TOLERATION)], "priorityClassName": "system-node-critical",
-                           "updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
+            "operator": {
+                "defaultRuntime": profile.runtime.split(":")[0],
+                "use_ocp_driver_toolkit": profile.name == "openshift",
+            },
+            "daemonsets": {
+                "tolerations": [dict(GPU_TOLERATION)],
+                "priorityClassName": "system-node-critical",
+                "updateStrategy": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": "1"},
+            },
             "driver": {"enabled": True, "version": profile.driver, "licensingConfig": {"nlsEnabled": True}},
             "toolkit": {"enabled": True},
             "devicePlugin": {"enabled": True},
@@ -187,8 +268,11 @@ def cluster_policy(profile):
             "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": profile.service_monitor}},
             "gfd": {"enabled": True},
             "mig": {"strategy": "single"},
-            "migManager": {"enabled": True, "config": {"name": DEFAULT_MIG_CONFIGMAP, "default": "all-disabled"},
-                           "env": [{"name": "WITH_REBOOT", "value": "false"}]},
+            "migManager": {
+                "enabled": True,
+                "config": {"name": DEFAULT_MIG_CONFIGMAP, "default": "all-disabled"},
+                "env": [{"name": "WITH_REBOOT", "value": "false"}],
+            },
             "nodeStatusExporter": {"enabled": True},
             "validator": {"plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "false"}]}},
         },
@@ -198,31 +282,50 @@ def cluster_policy(profile):
 def operand_daemonset(profile, name, policy):
     component = OPERAND_DAEMONSETS[name]
     selector = {"nvidia.com/mps.capable": "true"} if component is None else {DEPLOY_LABEL_PREFIX + component: "true"}
-    pod_spec = {"nodeSelector": selector, "tolerations": copy.deepcopy(policy["spec"]["daemonsets"]["tolerations"]),
-                "containers": [{"name": name, "image": OPERAND_IMAGES[name]}]}
+    pod_spec = {
+        "nodeSelector": selector,
+        "tolerations": copy.deepcopy(policy["spec"]["daemonsets"]["tolerations"]),
+        "containers": [{"name": name, "image": OPERAND_IMAGES[name]}],
+    }
     if name == DEVICE_PLUGIN_DAEMONSET:
         pod_spec = operands.with_plugin_env(pod_spec, operands.desired_plugin_env(policy))
     labels = {"app": name, "app.kubernetes.io/part-of": "nvidia-gpu"}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": profile.operator_namespace, "labels": labels},
-        "spec": {"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": labels}, "spec": pod_spec}},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
     }
 
 
 def default_mig_configmap(profile):
     products = {pool.product for pool in profile.gpu_pools}
     models = {GPUS[product].pci_device_id: mig.gpu_model_of(hardware_of(profile, product, 1)) for product in products}
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": profile.operator_namespace},
-            "data": {MIG_CONFIG_KEY: mig.default_mig_parted_config({pci: model for pci, model in models.items() if model})}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": profile.operator_namespace},
+        "data": {MIG_CONFIG_KEY: mig.default_mig_parted_config({pci: model for pci, model in models.items() if model})},
+    }
 
 
 def hardware_of(profile, product, gpus, machine=""):
     facts = GPUS[product]
-    return {"product": product, "count": gpus, "memory_mib": facts.memory_mib, "family": facts.family,
-            "compute_major": facts.compute[0], "compute_minor": facts.compute[1], "machine": machine,
-            "pci_device_id": facts.pci_device_id, "driver_version": profile.driver, "cuda_version": profile.cuda}
+    return {
+        "product": product,
+        "count": gpus,
+        "memory_mib": facts.memory_mib,
+        "family": facts.family,
+        "compute_major": facts.compute[0],
+        "compute_minor": facts.compute[1],
+        "machine": machine,
+        "pci_device_id": facts.pci_device_id,
+        "driver_version": profile.driver,
+        "cuda_version": profile.cuda,
+    }
 
 
 def fleet(profile, gpu_nodes=None):
@@ -235,14 +338,21 @@ def fleet(profile, gpu_nodes=None):
             members += [("%s-%04d" % (pool.name, number), pool) for number in range(size)]
         else:
             members += [("%s-%d" % (pool.name, number), pool) for number in range(pool.size)]
-    return members + [("%s-%d" % (profile.cpu_pool.name, number), profile.cpu_pool) for number in range(profile.cpu_pool.size)]
+    return members + [
+        ("%s-%d" % (profile.cpu_pool.name, number), profile.cpu_pool) for number in range(profile.cpu_pool.size)
+    ]
 
 
 def node_body(profile, name, pool, address, daemonset):
     """A Node as a kubelet registers it and GFD, the device plugin and the operator label it."""
-    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-              "node-role.kubernetes.io/worker": "", "topology.kubernetes.io/zone": profile.zone,
-              "node.kubernetes.io/instance-type": pool.machine}
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "node-role.kubernetes.io/worker": "",
+        "topology.kubernetes.io/zone": profile.zone,
+        "node.kubernetes.io/instance-type": pool.machine,
+    }
     labels.update(pool.labels)
     capacity = {"cpu": pool.cpu, "memory": pool.memory, "pods": "110", "ephemeral-storage": "500Gi"}
     allocatable = dict(capacity)
@@ -257,8 +367,13 @@ def node_body(profile, name, pool, address, daemonset):
         labels.update(view.labels)
         labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
         labels[GPU_PRESENT_LABEL] = "true"
-        labels.update({DEPLOY_LABEL_PREFIX + component: "true" for component in DEPLOYED_COMPONENTS
-                       if component != "mig-manager" or mig_capable})
+        labels.update(
+            {
+                DEPLOY_LABEL_PREFIX + component: "true"
+                for component in DEPLOYED_COMPONENTS
+                if component != "mig-manager" or mig_capable
+            }
+        )
         if mig_capable:
             labels.update({MIG_CONFIG_LABEL: "all-disabled", MIG_STATE_LABEL: "success"})
         capacity.update(view.capacity)
@@ -267,54 +382,103 @@ def node_body(profile, name, pool, address, daemonset):
         annotations[APPLIED_ANNOTATION] = json.dumps(applied, sort_keys=True)
         taints.append(dict(GPU_TAINT))
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
         "spec": {"taints": taints} if taints else {},
         "status": {
-            "capacity": capacity, "allocatable": allocatable, "conditions": healthy_conditions(),
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": healthy_conditions(),
             "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-            "nodeInfo": {"machineID": name, "systemUUID": name, "bootID": name, "kernelVersion": "5.14.0",
-                         "osImage": "simulated", "containerRuntimeVersion": profile.runtime, "kubeletVersion": "v1.20.2",
-                         "kubeProxyVersion": "v1.20.2", "operatingSystem": "linux", "architecture": "amd64"},
+            "nodeInfo": {
+                "machineID": name,
+                "systemUUID": name,
+                "bootID": name,
+                "kernelVersion": "5.14.0",
+                "osImage": "simulated",
+                "containerRuntimeVersion": profile.runtime,
+                "kubeletVersion": "v1.20.2",
+                "kubeProxyVersion": "v1.20.2",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
         },
     }
 
 
 def openshift_objects(members):
     """MachineSet of the T4 pool, its MachineAutoscaler and the ClusterAutoscaler (reference section 5)."""
-    t4_nodes = sum(1 for _name, pool in members if pool.labels.get("cluster-api/accelerator") == OPENSHIFT_T4_ACCELERATOR)
+    t4_nodes = sum(
+        1 for _name, pool in members if pool.labels.get("cluster-api/accelerator") == OPENSHIFT_T4_ACCELERATOR
+    )
     node_labels = {"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR, "node-role.kubernetes.io/worker": ""}
-    selector = {"machine.openshift.io/cluster-api-cluster": "gpushare-ocp",
-                "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET}
+    selector = {
+        "machine.openshift.io/cluster-api-cluster": "gpushare-ocp",
+        "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET,
+    }
     machineset = {
-        "apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet",
-        "metadata": {"name": OPENSHIFT_T4_MACHINESET, "namespace": MACHINE_API_NAMESPACE,
-                     "annotations": {"machine.openshift.io/GPU": "1", "machine.openshift.io/vCPU": "4",
-                                     "machine.openshift.io/memoryMb": "16384"}},
-        "spec": {"replicas": t4_nodes, "selector": {"matchLabels": selector},
-                 "template": {"metadata": {"labels": selector},
-                              "spec": {"metadata": {"labels": node_labels},
-                                       "providerSpec": {"value": {"instanceType": "g4dn.xlarge",
-                                                                  "placement": {"availabilityZone": "us-east-1a", "region": "us-east-1"}}}}}},
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "MachineSet",
+        "metadata": {
+            "name": OPENSHIFT_T4_MACHINESET,
+            "namespace": MACHINE_API_NAMESPACE,
+            "annotations": {
+                "machine.openshift.io/GPU": "1",
+                "machine.openshift.io/vCPU": "4",
+                "machine.openshift.io/memoryMb": "16384",
+            },
+        },
+        "spec": {
+            "replicas": t4_nodes,
+            "selector": {"matchLabels": selector},
+            "template": {
+                "metadata": {"labels": selector},
+                "spec": {
+                    "metadata": {"labels": node_labels},
+                    "providerSpec": {
+                        "value": {
+                            "instanceType": "g4dn.xlarge",
+                            "placement": {"availabilityZone": "us-east-1a", "region": "us-east-1"},
+                        }
+                    },
+                },
+            },
+        },
     }
     cluster_autoscaler = {
-        "apiVersion": "autoscaling.openshift.io/v1", "kind": "ClusterAutoscaler", "metadata": {"name": "default"},
-        "spec": {"resourceLimits": {"gpus": [{"type": OPENSHIFT_T4_ACCELERATOR, "min": 0, "max": 4}], "maxNodesTotal": 24},
-                 "scaleDown": {"enabled": True, "delayAfterAdd": "15m", "unneededTime": "10m"}},
+        "apiVersion": "autoscaling.openshift.io/v1",
+        "kind": "ClusterAutoscaler",
+        "metadata": {"name": "default"},
+        "spec": {
+            "resourceLimits": {"gpus": [{"type": OPENSHIFT_T4_ACCELERATOR, "min": 0, "max": 4}], "maxNodesTotal": 24},
+            "scaleDown": {"enabled": True, "delayAfterAdd": "15m", "unneededTime": "10m"},
+        },
     }
     machine_autoscaler = {
-        "apiVersion": "autoscaling.openshift.io/v1beta1", "kind": "MachineAutoscaler",
+        "apiVersion": "autoscaling.openshift.io/v1beta1",
+        "kind": "MachineAutoscaler",
         "metadata": {"name": OPENSHIFT_T4_MACHINESET, "namespace": MACHINE_API_NAMESPACE},
-        "spec": {"minReplicas": 1, "maxReplicas": 4,
-                 "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": OPENSHIFT_T4_MACHINESET}},
+        "spec": {
+            "minReplicas": 1,
+            "maxReplicas": 4,
+            "scaleTargetRef": {
+                "apiVersion": "machine.openshift.io/v1beta1",
+                "kind": "MachineSet",
+                "name": OPENSHIFT_T4_MACHINESET,
+            },
+        },
     }
-    return [("machine.openshift.io", "v1beta1", "machinesets", machineset),
-            ("autoscaling.openshift.io", "v1", "clusterautoscalers", cluster_autoscaler),
-            ("autoscaling.openshift.io", "v1beta1", "machineautoscalers", machine_autoscaler)]
+    return [
+        ("machine.openshift.io", "v1beta1", "machinesets", machineset),
+        ("autoscaling.openshift.io", "v1", "clusterautoscalers", cluster_autoscaler),
+        ("autoscaling.openshift.io", "v1beta1", "machineautoscalers", machine_autoscaler),
+    ]
 
 
 # writing ---------------------------------------------------------------------------------------
+
 
 class Writer(object):
     """Create-or-replace for each kind the seeding writes, retrying replaces that race a writer."""
@@ -346,22 +510,33 @@ class Writer(object):
 
     def namespace(self, name):
         core = self.kube.core
-        return self._apply(core.create_namespace, core.read_namespace, core.replace_namespace,
-                           {"metadata": {"name": name}})[0]
+        return self._apply(
+            core.create_namespace, core.read_namespace, core.replace_namespace, {"metadata": {"name": name}}
+        )[0]
 
     def crd(self, body):
         api = self.kube.extensions
-        result = self._apply(api.create_custom_resource_definition, api.read_custom_resource_definition,
-                             api.replace_custom_resource_definition, body)[0]
-        wait_for(lambda: _established(as_dict(api.read_custom_resource_definition, body["metadata"]["name"])),
-                 "CRD %s to be established" % body["metadata"]["name"])
+        result = self._apply(
+            api.create_custom_resource_definition,
+            api.read_custom_resource_definition,
+            api.replace_custom_resource_definition,
+            body,
+        )[0]
+        wait_for(
+            lambda: _established(as_dict(api.read_custom_resource_definition, body["metadata"]["name"])),
+            "CRD %s to be established" % body["metadata"]["name"],
+        )
         return result
 
     def custom(self, group, version, plural, body):
         api, namespace = self.kube.custom, body["metadata"].get("namespace")
         if namespace:
             scope = dict(group=group, version=version, namespace=namespace, plural=plural)
-            calls = (api.create_namespaced_custom_object, api.get_namespaced_custom_object, api.replace_namespaced_custom_object)
+            calls = (
+                api.create_namespaced_custom_object,
+                api.get_namespaced_custom_object,
+                api.replace_namespaced_custom_object,
+            )
         else:
             scope = dict(group=group, version=version, plural=plural)
             calls = (api.create_cluster_custom_object, api.get_cluster_custom_object, api.replace_cluster_custom_object)
@@ -369,13 +544,21 @@ class Writer(object):
 
     def configmap(self, body):
         core, scope = self.kube.core, {"namespace": body["metadata"]["namespace"]}
-        return self._apply(_bind(core.create_namespaced_config_map, scope), _bind(core.read_namespaced_config_map, scope),
-                           _bind(core.replace_namespaced_config_map, scope), body)[0]
+        return self._apply(
+            _bind(core.create_namespaced_config_map, scope),
+            _bind(core.read_namespaced_config_map, scope),
+            _bind(core.replace_namespaced_config_map, scope),
+            body,
+        )[0]
 
     def daemonset(self, body):
         apps, scope = self.kube.apps, {"namespace": body["metadata"]["namespace"]}
-        return self._apply(_bind(apps.create_namespaced_daemon_set, scope), _bind(apps.read_namespaced_daemon_set, scope),
-                           _bind(apps.replace_namespaced_daemon_set, scope), body)[0]
+        return self._apply(
+            _bind(apps.create_namespaced_daemon_set, scope),
+            _bind(apps.read_namespaced_daemon_set, scope),
+            _bind(apps.replace_namespaced_daemon_set, scope),
+            body,
+        )[0]
 
     def node(self, body):
         """Nodes keep their status on create but not on replace, which needs the status subresource."""
@@ -385,8 +568,14 @@ class Writer(object):
         if created:
             return node
         # A node status update takes its metadata from the body (only the spec is kept): send the labels too.
-        status_body = {"metadata": {"name": node["metadata"]["name"], "labels": body["metadata"]["labels"],
-                                    "annotations": body["metadata"]["annotations"]}, "status": status}
+        status_body = {
+            "metadata": {
+                "name": node["metadata"]["name"],
+                "labels": body["metadata"]["labels"],
+                "annotations": body["metadata"]["annotations"],
+            },
+            "status": status,
+        }
         return self._replace(core.read_node_status, core.replace_node_status, status_body)
 
 
@@ -395,8 +584,10 @@ def _bind(call, scope):
 
 
 def _established(crd_object):
-    return any(condition["type"] == "Established" and condition["status"] == "True"
-               for condition in (crd_object.get("status") or {}).get("conditions") or [])
+    return any(
+        condition["type"] == "Established" and condition["status"] == "True"
+        for condition in (crd_object.get("status") or {}).get("conditions") or []
+    )
 
 
 def wait_for(predicate, what, timeout=30.0):
@@ -408,6 +599,7 @@ def wait_for(predicate, what, timeout=30.0):
 
 
 # seed and reset -------------------------------------------------------------------------------
+
 
 def seed(api_client, profile, nodes=None):
     """Create or replace everything the profile has; returns the number of nodes seeded."""
@@ -429,10 +621,17 @@ def seed(api_client, profile, nodes=None):
 def _seed_operator(writer, profile):
     """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap; returns the plugin's DaemonSet."""
     policy = cluster_policy(profile)
-    stored = writer.custom(CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], copy.deepcopy(policy))
+    stored = writer.custom(
+        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], copy.deepcopy(policy)
+    )
     writer.kube.custom.patch_cluster_custom_object_status(
-        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], stored["metadata"]["name"],
-        {"status": {"state": "ready", "namespace": profile.operator_namespace}}, _content_type="application/merge-patch+json")
+        CLUSTER_POLICY["group"],
+        CLUSTER_POLICY["version"],
+        CLUSTER_POLICY["plural"],
+        stored["metadata"]["name"],
+        {"status": {"state": "ready", "namespace": profile.operator_namespace}},
+        _content_type="application/merge-patch+json",
+    )
     daemonsets = {name: writer.daemonset(operand_daemonset(profile, name, policy)) for name in OPERAND_DAEMONSETS}
     writer.configmap(default_mig_configmap(profile))
     return daemonsets[DEVICE_PLUGIN_DAEMONSET]
@@ -440,8 +639,12 @@ def _seed_operator(writer, profile):
 
 def _seed_nodes(writer, profile, members, daemonset):
     """Create or replace the fleet's nodes in parallel and delete any other node."""
-    bodies = [node_body(profile, name, pool, "10.%d.%d.%d" % (10 + index // 65024, index // 254 % 256, index % 254 + 1), daemonset)
-              for index, (name, pool) in enumerate(members)]
+    bodies = [
+        node_body(
+            profile, name, pool, "10.%d.%d.%d" % (10 + index // 65024, index // 254 % 256, index % 254 + 1), daemonset
+        )
+        for index, (name, pool) in enumerate(members)
+    ]
     with ThreadPoolExecutor(max_workers=SEED_THREADS) as pool:
         list(pool.map(writer.node, bodies))
     wanted = {name for name, _pool in members}
@@ -464,10 +667,14 @@ def reset(api_client, profile, nodes=None):
     kept = {DEFAULT_MIG_CONFIGMAP, "kube-root-ca.crt"}
     for configmap in as_dict(kube.core.list_namespaced_config_map, profile_spec.operator_namespace)["items"]:
         if configmap["metadata"]["name"] not in kept:
-            kube.core.delete_namespaced_config_map(configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False)
+            kube.core.delete_namespaced_config_map(
+                configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False
+            )
     daemonset = _seed_operator(writer, profile_spec)
     _seed_nodes(writer, profile_spec, fleet(profile_spec, nodes), daemonset)
-    kube.core.delete_collection_namespaced_event(NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False)
+    kube.core.delete_collection_namespaced_event(
+        NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
+    )
 
 
 def _delete_test_namespaces(kube, profile):
@@ -487,8 +694,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m testbed.seed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="openshift")
-    parser.add_argument("--nodes", type=int, help="seed this many GPU nodes instead of the profile's fleet (benchmarks)")
-    parser.add_argument("--reset", action="store_true", help="put an already seeded profile back to its freshly seeded state")
+    parser.add_argument(
+        "--nodes", type=int, help="seed this many GPU nodes instead of the profile's fleet (benchmarks)"
+    )
+    parser.add_argument(
+        "--reset", action="store_true", help="put an already seeded profile back to its freshly seeded state"
+    )
     args = parser.parse_args(argv)
     configuration = client.Configuration()
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
@@ -499,7 +710,9 @@ def main(argv=None):
         print("reset the %s profile in %.1fs" % (args.profile, time.monotonic() - started), file=sys.stderr)
         return
     count = seed(client.ApiClient(configuration), args.profile, args.nodes)
-    print("seeded the %s profile: %d nodes in %.1fs" % (args.profile, count, time.monotonic() - started), file=sys.stderr)
+    print(
+        "seeded the %s profile: %d nodes in %.1fs" % (args.profile, count, time.monotonic() - started), file=sys.stderr
+    )
 
 
 if __name__ == "__main__":

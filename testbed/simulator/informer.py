@@ -85,8 +85,14 @@ class Informer(object):
     def _watch(self, resource_version):
         """Watch until the server closes the stream; return the resourceVersion to resume from."""
         response = self._list_call(
-            *self._args, watch=True, resource_version=resource_version, timeout_seconds=WATCH_TIMEOUT_SECONDS,
-            allow_watch_bookmarks=True, _preload_content=False, **self._kwargs)
+            *self._args,
+            watch=True,
+            resource_version=resource_version,
+            timeout_seconds=WATCH_TIMEOUT_SECONDS,
+            allow_watch_bookmarks=True,
+            _preload_content=False,
+            **self._kwargs,
+        )
         try:
             for line in iter_resp_lines(response):
                 if line:

@@ -55,14 +55,18 @@ class Kube(object):
         """Record a Warning Event on a Node, where ``kubectl describe node`` shows it."""
         timestamp = now_rfc3339()
         name = node["metadata"]["name"]
-        self.core.create_namespaced_event(NODE_EVENT_NAMESPACE, {
-            "metadata": {"name": "%s.%s" % (name, uuid.uuid4().hex[:16]), "namespace": NODE_EVENT_NAMESPACE},
-            "involvedObject": {"kind": "Node", "apiVersion": "v1", "name": name, "uid": node["metadata"]["uid"]},
-            "reason": reason,
-            "message": message,
-            "type": "Warning",
-            "source": {"component": component, "host": name},
-            "firstTimestamp": timestamp,
-            "lastTimestamp": timestamp,
-            "count": 1,
-        }, _preload_content=False)
+        self.core.create_namespaced_event(
+            NODE_EVENT_NAMESPACE,
+            {
+                "metadata": {"name": "%s.%s" % (name, uuid.uuid4().hex[:16]), "namespace": NODE_EVENT_NAMESPACE},
+                "involvedObject": {"kind": "Node", "apiVersion": "v1", "name": name, "uid": node["metadata"]["uid"]},
+                "reason": reason,
+                "message": message,
+                "type": "Warning",
+                "source": {"component": component, "host": name},
+                "firstTimestamp": timestamp,
+                "lastTimestamp": timestamp,
+                "count": 1,
+            },
+            _preload_content=False,
+        )

@@ -41,8 +41,17 @@ def _bucket(name, buckets):
 def healthy_conditions():
     """Node conditions as a healthy kubelet reports them."""
     now = now_rfc3339()
-    return [{"type": kind, "status": status, "reason": reason, "message": "simulated kubelet",
-             "lastHeartbeatTime": now, "lastTransitionTime": now} for kind, (status, reason) in HEALTHY_CONDITIONS.items()]
+    return [
+        {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": "simulated kubelet",
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+        for kind, (status, reason) in HEALTHY_CONDITIONS.items()
+    ]
 
 
 def pod_ip(pod):
@@ -79,29 +88,43 @@ class Kubelet(object):
     def _renew_lease(self, name):
         try:
             try:
-                merge_patch(self.kube.coordination.patch_namespaced_lease, name, LEASE_NAMESPACE,
-                            body={"spec": {"renewTime": now_micro(), "holderIdentity": name}})
+                merge_patch(
+                    self.kube.coordination.patch_namespaced_lease,
+                    name,
+                    LEASE_NAMESPACE,
+                    body={"spec": {"renewTime": now_micro(), "holderIdentity": name}},
+                )
             except ApiException as exc:
                 if exc.status != 404:
                     raise
-                self.kube.coordination.create_namespaced_lease(LEASE_NAMESPACE, self._lease(name), _preload_content=False)
+                self.kube.coordination.create_namespaced_lease(
+                    LEASE_NAMESPACE, self._lease(name), _preload_content=False
+                )
         except Exception:  # noqa: BLE001 - one failed renewal must not stop the heartbeats
             log.exception("renewing the lease of node %s failed", name)
 
     def _lease(self, name):
         node = self.cluster.node(name)
         owner = [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}] if node else []
-        return {"metadata": {"name": name, "namespace": LEASE_NAMESPACE, "ownerReferences": owner},
-                "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS, "renewTime": now_micro()}}
+        return {
+            "metadata": {"name": name, "namespace": LEASE_NAMESPACE, "ownerReferences": owner},
+            "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS, "renewTime": now_micro()},
+        }
 
     def keep_ready(self, node):
         """Report the node healthy again if its conditions say otherwise (e.g. Unknown after a gap)."""
-        current = {condition["type"]: condition["status"] for condition in (node.get("status") or {}).get("conditions") or []}
+        current = {
+            condition["type"]: condition["status"] for condition in (node.get("status") or {}).get("conditions") or []
+        }
         if all(current.get(kind) == status for kind, (status, _reason) in HEALTHY_CONDITIONS.items()):
             return
         log.info("node %s: reporting Ready again (was %s)", node["metadata"]["name"], current.get("Ready"))
-        self.kube.core.patch_node_status(node["metadata"]["name"], {"status": {"conditions": healthy_conditions()}},
-                                         _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False)
+        self.kube.core.patch_node_status(
+            node["metadata"]["name"],
+            {"status": {"conditions": healthy_conditions()}},
+            _content_type=STRATEGIC_MERGE_PATCH,
+            _preload_content=False,
+        )
 
     # pods -------------------------------------------------------------------------------------
 
@@ -113,8 +136,12 @@ class Kubelet(object):
         if metadata.get("deletionTimestamp"):
             try:
                 # With a body the API server ignores query parameters: the grace period goes in the body.
-                self.kube.core.delete_namespaced_pod(metadata["name"], metadata["namespace"], _preload_content=False,
-                                                     body={"gracePeriodSeconds": 0, "preconditions": {"uid": metadata["uid"]}})
+                self.kube.core.delete_namespaced_pod(
+                    metadata["name"],
+                    metadata["namespace"],
+                    _preload_content=False,
+                    body={"gracePeriodSeconds": 0, "preconditions": {"uid": metadata["uid"]}},
+                )
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise
@@ -123,16 +150,46 @@ class Kubelet(object):
             return
         now = now_rfc3339()
         node = self.cluster.node(spec["nodeName"])
-        host_ip = next((address["address"] for address in ((node or {}).get("status") or {}).get("addresses") or []
-                        if address["type"] == "InternalIP"), "127.0.0.1")
-        conditions = [{"type": kind, "status": "True", "lastTransitionTime": now}
-                      for kind in ("Initialized", "ContainersReady", "Ready", "PodScheduled")]
-        containers = [{"name": container["name"], "image": container["image"], "imageID": "sim://" + container["image"],
-                       "containerID": "sim://%s-%s" % (metadata["uid"][:8], container["name"]), "ready": True,
-                       "restartCount": 0, "started": True, "state": {"running": {"startedAt": now}}}
-                      for container in spec["containers"]]
+        host_ip = next(
+            (
+                address["address"]
+                for address in ((node or {}).get("status") or {}).get("addresses") or []
+                if address["type"] == "InternalIP"
+            ),
+            "127.0.0.1",
+        )
+        conditions = [
+            {"type": kind, "status": "True", "lastTransitionTime": now}
+            for kind in ("Initialized", "ContainersReady", "Ready", "PodScheduled")
+        ]
+        containers = [
+            {
+                "name": container["name"],
+                "image": container["image"],
+                "imageID": "sim://" + container["image"],
+                "containerID": "sim://%s-%s" % (metadata["uid"][:8], container["name"]),
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "state": {"running": {"startedAt": now}},
+            }
+            for container in spec["containers"]
+        ]
         ip = pod_ip(pod)
-        merge_patch(self.kube.core.patch_namespaced_pod_status, metadata["name"], metadata["namespace"], body={
-            "metadata": {"resourceVersion": metadata["resourceVersion"]},
-            "status": {"phase": "Running", "conditions": conditions, "hostIP": host_ip, "podIP": ip, "podIPs": [{"ip": ip}],
-                       "startTime": now, "containerStatuses": containers}})
+        merge_patch(
+            self.kube.core.patch_namespaced_pod_status,
+            metadata["name"],
+            metadata["namespace"],
+            body={
+                "metadata": {"resourceVersion": metadata["resourceVersion"]},
+                "status": {
+                    "phase": "Running",
+                    "conditions": conditions,
+                    "hostIP": host_ip,
+                    "podIP": ip,
+                    "podIPs": [{"ip": ip}],
+                    "startTime": now,
+                    "containerStatuses": containers,
+                },
+            },
+        )

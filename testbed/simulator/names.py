@@ -37,8 +37,17 @@ OPERAND_DAEMONSETS = {
     "nvidia-dcgm-exporter": "dcgm-exporter",
     MPS_CONTROL_DAEMONSET: None,  # gated by nvidia.com/mps.capable instead
 }
-DEPLOYED_COMPONENTS = ("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery",
-                       "mig-manager", "dcgm-exporter", "dcgm", "nvsm", "operator-validator")
+DEPLOYED_COMPONENTS = (
+    "driver",
+    "container-toolkit",
+    "device-plugin",
+    "gpu-feature-discovery",
+    "mig-manager",
+    "dcgm-exporter",
+    "dcgm",
+    "nvsm",
+    "operator-validator",
+)
 
 # The operator passes these to the device plugin's pod template; changing them restarts the plugin.
 CONFIG_NAME_ENV = "CONFIG_FILE_NAME"
@@ -61,5 +70,8 @@ def is_gfd_label(key):
     """
     if key.startswith(DEPLOY_LABEL_PREFIX) or key == GPU_PRESENT_LABEL:
         return False
-    return key.startswith(("nvidia.com/gpu.", "nvidia.com/mig-", "nvidia.com/cuda.", "nvidia.com/gfd."))\
-        or key in ("nvidia.com/mig.capable", "nvidia.com/mig.strategy", "nvidia.com/mps.capable")
+    return key.startswith(("nvidia.com/gpu.", "nvidia.com/mig-", "nvidia.com/cuda.", "nvidia.com/gfd.")) or key in (
+        "nvidia.com/mig.capable",
+        "nvidia.com/mig.strategy",
+        "nvidia.com/mps.capable",
+    )

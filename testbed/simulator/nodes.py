@@ -62,9 +62,9 @@ class NodeChange(object):
         self.labels = dict(node["metadata"].get("labels") or {})
         self.annotations = dict(node["metadata"].get("annotations") or {})
         self.applied = json.loads(self.annotations.get(APPLIED_ANNOTATION) or "{}")
-        self.events = []          # (reason, message, component)
+        self.events = []  # (reason, message, component)
         self.requeue_after = None
-        self.resources = None     # GpuView to advertise, when the plugin (re)started
+        self.resources = None  # GpuView to advertise, when the plugin (re)started
 
     def event(self, reason, message, component):
         log.info("%s: %s: %s", self.node["metadata"]["name"], reason, message)
@@ -82,7 +82,12 @@ class NodeReconciler(object):
         """Bring one node in line; returns seconds after which to look again, or None."""
         node = self.cluster.node(name)
         policy, daemonset = self.cluster.policy(), self.cluster.device_plugin()
-        if node is None or HARDWARE_ANNOTATION not in (node["metadata"].get("annotations") or {}) or not policy or not daemonset:
+        if (
+            node is None
+            or HARDWARE_ANNOTATION not in (node["metadata"].get("annotations") or {})
+            or not policy
+            or not daemonset
+        ):
             return None
         hardware = json.loads(node["metadata"]["annotations"][HARDWARE_ANNOTATION])
         change = NodeChange(node)
@@ -146,7 +151,9 @@ class NodeReconciler(object):
         configmap_name = (mig_manager.get("config") or {}).get("name") or DEFAULT_MIG_CONFIGMAP
         if configmap_name == DEFAULT_MIG_CONFIGMAP:
             return mig.shipped_layout(label, hardware)
-        configmap = get_or_none(self.kube.core.read_namespaced_config_map, configmap_name, self.cluster.operator_namespace())
+        configmap = get_or_none(
+            self.kube.core.read_namespaced_config_map, configmap_name, self.cluster.operator_namespace()
+        )
         text = ((configmap or {}).get("data") or {}).get(MIG_CONFIG_KEY)
         if text is None:
             raise mig.MigConfigError("ConfigMap %s has no key %s" % (configmap_name, MIG_CONFIG_KEY))
@@ -154,14 +161,18 @@ class NodeReconciler(object):
 
     def _check_gpus_idle(self, node_name):
         """mig-manager never evicts workloads: a running pod holding a GPU makes the change fail (#1845)."""
-        pods = as_dict(self.kube.core.list_pod_for_all_namespaces,
-                           field_selector="spec.nodeName=%s,status.phase=Running" % node_name)["items"]
+        pods = as_dict(
+            self.kube.core.list_pod_for_all_namespaces,
+            field_selector="spec.nodeName=%s,status.phase=Running" % node_name,
+        )["items"]
         for pod in pods:
             for container in pod["spec"]["containers"]:
                 resources = container.get("resources") or {}
                 requested = dict(resources.get("limits") or {}, **(resources.get("requests") or {}))
                 if any(resource.startswith(NVIDIA) for resource in requested):
-                    raise mig.MigConfigError("In use by another client (pod %s/%s)" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
+                    raise mig.MigConfigError(
+                        "In use by another client (pod %s/%s)" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+                    )
 
     def _finish_mig_change(self, change, label, state):
         """Step 4: restore the operands and report; the label is not retried until it changes (#891)."""
@@ -182,9 +193,16 @@ class NodeReconciler(object):
             restarted = True  # the hung plugin's ConfigMap volume finally mounts
         if restarted or config_label != applied.get("configLabel") or revision != applied.get("daemonSet"):
             env = operands.plugin_env(daemonset)
-            applied.update(configLabel=config_label, daemonSet=revision, migStrategy=env[MIG_STRATEGY_ENV], waitingForConfigMap=None)
+            applied.update(
+                configLabel=config_label,
+                daemonSet=revision,
+                migStrategy=env[MIG_STRATEGY_ENV],
+                waitingForConfigMap=None,
+            )
             self._load_config(change, hardware, env, config_label)
-        change.resources = gfd.render(hardware, applied["migLayout"], applied["migStrategy"], Sharing.from_dict(applied["sharing"]))
+        change.resources = gfd.render(
+            hardware, applied["migLayout"], applied["migStrategy"], Sharing.from_dict(applied["sharing"])
+        )
 
     def _load_config(self, change, hardware, env, config_label):
         """Read the plugin's config as it starts; on any problem the node keeps what it had."""
@@ -193,11 +211,17 @@ class NodeReconciler(object):
             change.applied["sharing"] = None  # no config: the plugin's defaults, nothing shared
             return
         # Read live, not from the cache: the watch may not have delivered an edit made just before the restart.
-        configmap = get_or_none(self.kube.core.read_namespaced_config_map, configmap_name, self.cluster.operator_namespace())
+        configmap = get_or_none(
+            self.kube.core.read_namespaced_config_map, configmap_name, self.cluster.operator_namespace()
+        )
         if configmap is None:
             change.applied["waitingForConfigMap"] = configmap_name
-            change.event(INVALID_DEVICE_PLUGIN_CONFIG, "ConfigMap %s/%s not found: the device plugin waits for it"
-                         % (self.cluster.operator_namespace(), configmap_name), DEVICE_PLUGIN)
+            change.event(
+                INVALID_DEVICE_PLUGIN_CONFIG,
+                "ConfigMap %s/%s not found: the device plugin waits for it"
+                % (self.cluster.operator_namespace(), configmap_name),
+                DEVICE_PLUGIN,
+            )
             return
         key = config_label or env[CONFIG_DEFAULT_ENV]
         data = configmap.get("data") or {}
@@ -205,14 +229,22 @@ class NodeReconciler(object):
             change.applied["sharing"] = None
             return
         if key not in data:
-            change.event(INVALID_DEVICE_PLUGIN_CONFIG, "config '%s' not found in ConfigMap %s: skipped" % (key, configmap_name), DEVICE_PLUGIN)
+            change.event(
+                INVALID_DEVICE_PLUGIN_CONFIG,
+                "config '%s' not found in ConfigMap %s: skipped" % (key, configmap_name),
+                DEVICE_PLUGIN,
+            )
             return
         try:
             sharing = parse_config(data[key], env[MIG_STRATEGY_ENV])
             if sharing and sharing.strategy == MPS and any(gpu is not None for gpu in change.applied["migLayout"]):
                 raise InvalidConfig("MPS sharing is not supported on MIG devices")
         except InvalidConfig as exc:
-            change.event(INVALID_DEVICE_PLUGIN_CONFIG, "invalid config '%s' in ConfigMap %s: %s" % (key, configmap_name, exc), DEVICE_PLUGIN)
+            change.event(
+                INVALID_DEVICE_PLUGIN_CONFIG,
+                "invalid config '%s' in ConfigMap %s: %s" % (key, configmap_name, exc),
+                DEVICE_PLUGIN,
+            )
             return
         change.applied["sharing"] = sharing.to_dict() if sharing else None
 
@@ -230,14 +262,27 @@ class NodeReconciler(object):
         label_patch = _dict_patch(metadata.get("labels") or {}, change.labels)
         annotation_patch = _dict_patch(metadata.get("annotations") or {}, change.annotations)
         if label_patch or annotation_patch:
-            merge_patch(self.kube.core.patch_node, metadata["name"], body={"metadata": {
-                "resourceVersion": resource_version, "labels": label_patch, "annotations": annotation_patch}})
+            merge_patch(
+                self.kube.core.patch_node,
+                metadata["name"],
+                body={
+                    "metadata": {
+                        "resourceVersion": resource_version,
+                        "labels": label_patch,
+                        "annotations": annotation_patch,
+                    }
+                },
+            )
         for reason, message, component in change.events:
             self.kube.node_event(node, reason, message, component)
 
     def _render_labels(self, change, gfd_labels):
         """Replace the GFD labels; stamp gfd.timestamp only when they changed, as GFD's rewrite does."""
-        current = {key: value for key, value in change.labels.items() if is_gfd_label(key) and key != "nvidia.com/gfd.timestamp"}
+        current = {
+            key: value
+            for key, value in change.labels.items()
+            if is_gfd_label(key) and key != "nvidia.com/gfd.timestamp"
+        }
         if current == gfd_labels:
             return
         for key in current:
@@ -254,8 +299,11 @@ class NodeReconciler(object):
                 patch[field] = dict({key: None for key in current}, **wanted)
         if not patch:
             return resource_version
-        updated = merge_patch(self.kube.core.patch_node_status, node["metadata"]["name"],
-                              body={"metadata": {"resourceVersion": resource_version}, "status": patch})
+        updated = merge_patch(
+            self.kube.core.patch_node_status,
+            node["metadata"]["name"],
+            body={"metadata": {"resourceVersion": resource_version}, "status": patch},
+        )
         return updated["metadata"]["resourceVersion"]
 
 

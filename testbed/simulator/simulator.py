@@ -28,11 +28,23 @@ class Simulator(object):
         self.kube = Kube(api_client)
         self.queue = WorkQueue()
         self.nodes = Informer("nodes", self.kube.core.list_node, self._on_change)
-        self.pods = Informer("pods", self.kube.core.list_pod_for_all_namespaces, self._on_change, field_selector="spec.nodeName!=")
-        self.daemonsets = Informer("daemonsets", self.kube.apps.list_daemon_set_for_all_namespaces, self._on_change,
-                                   field_selector="metadata.name=" + DEVICE_PLUGIN_DAEMONSET)
-        self.policies = Informer("clusterpolicies", self.kube.custom.list_cluster_custom_object, self._on_change,
-                                 CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"])
+        self.pods = Informer(
+            "pods", self.kube.core.list_pod_for_all_namespaces, self._on_change, field_selector="spec.nodeName!="
+        )
+        self.daemonsets = Informer(
+            "daemonsets",
+            self.kube.apps.list_daemon_set_for_all_namespaces,
+            self._on_change,
+            field_selector="metadata.name=" + DEVICE_PLUGIN_DAEMONSET,
+        )
+        self.policies = Informer(
+            "clusterpolicies",
+            self.kube.custom.list_cluster_custom_object,
+            self._on_change,
+            CLUSTER_POLICY["group"],
+            CLUSTER_POLICY["version"],
+            CLUSTER_POLICY["plural"],
+        )
         self.configmaps = Informer("configmaps", self.kube.core.list_config_map_for_all_namespaces, self._on_change)
         self.informers = (self.nodes, self.pods, self.daemonsets, self.policies, self.configmaps)
         self.node_reconciler = NodeReconciler(self.kube, self, step_delay)
@@ -132,4 +144,8 @@ class Simulator(object):
         for index in range(WORKERS):
             threading.Thread(target=self._work, name="worker-%d" % index, daemon=True).start()
         self.kubelet.start_heartbeats()
-        log.info("simulator running: %d nodes, policy %s", len(self.node_names()), (self.policy() or {}).get("metadata", {}).get("name"))
+        log.info(
+            "simulator running: %d nodes, policy %s",
+            len(self.node_names()),
+            (self.policy() or {}).get("metadata", {}).get("name"),
+        )

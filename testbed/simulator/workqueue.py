@@ -8,11 +8,11 @@ import time
 class WorkQueue(object):
     def __init__(self):
         self._condition = threading.Condition()
-        self._queue = []          # keys ready, in order
-        self._queued = set()      # keys in _queue
+        self._queue = []  # keys ready, in order
+        self._queued = set()  # keys in _queue
         self._processing = set()  # keys a worker holds
-        self._dirty = set()       # keys added while being processed: queued again by done()
-        self._delayed = []        # heap of (due time, key)
+        self._dirty = set()  # keys added while being processed: queued again by done()
+        self._delayed = []  # heap of (due time, key)
 
     def add(self, key, delay=0.0):
         with self._condition:

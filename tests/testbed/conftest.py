@@ -13,8 +13,8 @@ import uuid
 import pytest
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
-
 from simulator_helpers import wait_for
+
 from testbed import seed
 from testbed.simulator.kube import Kube
 
@@ -71,6 +71,10 @@ def namespace(kube):
     """A fresh namespace whose default ServiceAccount exists (pods are refused until it does)."""
     name = "t-" + uuid.uuid4().hex[:8]
     kube.core.create_namespace({"metadata": {"name": name}}, _preload_content=False)
-    wait_for(kube.core.list_namespaced_service_account, lambda account: account["metadata"]["name"] == "default"
-             and account.get("secrets"), "default ServiceAccount of " + name, name)
+    wait_for(
+        kube.core.list_namespaced_service_account,
+        lambda account: account["metadata"]["name"] == "default" and account.get("secrets"),
+        "default ServiceAccount of " + name,
+        name,
+    )
     return name

@@ -14,6 +14,7 @@ TIMEOUT = 30
 
 # waiting ---------------------------------------------------------------------------------------
 
+
 def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, since=None, **kwargs):
     """The first object of ``list_call`` (then of its watch) that satisfies ``predicate``.
 
@@ -29,7 +30,9 @@ def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, since=None, **k
             if predicate(item):
                 return item
         since = listed["metadata"]["resourceVersion"]
-    response = list_call(*args, watch=True, resource_version=since, timeout_seconds=timeout, _preload_content=False, **kwargs)
+    response = list_call(
+        *args, watch=True, resource_version=since, timeout_seconds=timeout, _preload_content=False, **kwargs
+    )
     try:
         for line in iter_resp_lines(response):
             event = json.loads(line) if line else None
@@ -39,7 +42,9 @@ def wait_for(list_call, predicate, what, *args, timeout=TIMEOUT, since=None, **k
                     return last
     finally:
         response.release_conn()
-    pytest.fail("timed out after %ss waiting for %s; last seen: %s" % (timeout, what, json.dumps(_summary(last), indent=1)))
+    pytest.fail(
+        "timed out after %ss waiting for %s; last seen: %s" % (timeout, what, json.dumps(_summary(last), indent=1))
+    )
 
 
 def wait_for_deletion(list_call, what, *args, timeout=TIMEOUT, **kwargs):
@@ -47,8 +52,14 @@ def wait_for_deletion(list_call, what, *args, timeout=TIMEOUT, **kwargs):
     listed = as_dict(list_call, *args, **kwargs)
     if not listed["items"]:
         return
-    response = list_call(*args, watch=True, resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=timeout,
-                         _preload_content=False, **kwargs)
+    response = list_call(
+        *args,
+        watch=True,
+        resource_version=listed["metadata"]["resourceVersion"],
+        timeout_seconds=timeout,
+        _preload_content=False,
+        **kwargs,
+    )
     try:
         for line in iter_resp_lines(response):
             if line and json.loads(line)["type"] == "DELETED":
@@ -61,27 +72,54 @@ def wait_for_deletion(list_call, what, *args, timeout=TIMEOUT, **kwargs):
 def _summary(obj):
     if not obj:
         return obj
-    return {"name": obj["metadata"]["name"], "labels": obj["metadata"].get("labels"),
-            "status": {key: value for key, value in (obj.get("status") or {}).items() if key in ("capacity", "allocatable", "phase", "conditions")}}
+    return {
+        "name": obj["metadata"]["name"],
+        "labels": obj["metadata"].get("labels"),
+        "status": {
+            key: value
+            for key, value in (obj.get("status") or {}).items()
+            if key in ("capacity", "allocatable", "phase", "conditions")
+        },
+    }
 
 
 def wait_for_node(kube, name, predicate, timeout=TIMEOUT, since=None):
     """Wait (with a watch) until node ``name`` satisfies ``predicate(node)``; returns the node."""
-    return wait_for(kube.core.list_node, predicate, "node " + name, timeout=timeout, since=since, field_selector="metadata.name=" + name)
+    return wait_for(
+        kube.core.list_node,
+        predicate,
+        "node " + name,
+        timeout=timeout,
+        since=since,
+        field_selector="metadata.name=" + name,
+    )
 
 
 def wait_for_node_event(kube, node, reason, timeout=TIMEOUT):
     """Wait for a core/v1 Event with ``reason`` on Node ``node``; returns it."""
-    return wait_for(kube.core.list_namespaced_event, lambda event: True, "event %s on node %s" % (reason, node), "default",
-                    timeout=timeout, field_selector="involvedObject.kind=Node,involvedObject.name=%s,reason=%s" % (node, reason))
+    return wait_for(
+        kube.core.list_namespaced_event,
+        lambda event: True,
+        "event %s on node %s" % (reason, node),
+        "default",
+        timeout=timeout,
+        field_selector="involvedObject.kind=Node,involvedObject.name=%s,reason=%s" % (node, reason),
+    )
 
 
 def wait_for_pod(kube, namespace, name, predicate, timeout=TIMEOUT):
-    return wait_for(kube.core.list_namespaced_pod, predicate, "pod %s/%s" % (namespace, name), namespace,
-                    timeout=timeout, field_selector="metadata.name=" + name)
+    return wait_for(
+        kube.core.list_namespaced_pod,
+        predicate,
+        "pod %s/%s" % (namespace, name),
+        namespace,
+        timeout=timeout,
+        field_selector="metadata.name=" + name,
+    )
 
 
 # reading ---------------------------------------------------------------------------------------
+
 
 def labels(node):
     return node["metadata"].get("labels") or {}
@@ -102,10 +140,17 @@ def read_node(kube, name):
 
 # acting as a user ------------------------------------------------------------------------------
 
+
 def patch_policy(kube, profile, spec):
     """``kubectl patch clusterpolicy <name> --type merge -p '{"spec": ...}'``"""
-    kube.custom.patch_cluster_custom_object(CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"],
-                                            profile.policy_name, {"spec": spec}, _content_type=MERGE_PATCH)
+    kube.custom.patch_cluster_custom_object(
+        CLUSTER_POLICY["group"],
+        CLUSTER_POLICY["version"],
+        CLUSTER_POLICY["plural"],
+        profile.policy_name,
+        {"spec": spec},
+        _content_type=MERGE_PATCH,
+    )
 
 
 def label_node(kube, name, node_labels):
@@ -113,11 +158,15 @@ def label_node(kube, name, node_labels):
 
     Returns the node's resourceVersion after the change, to wait for what follows it.
     """
-    return as_dict(kube.core.patch_node, name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH)["metadata"]["resourceVersion"]
+    return as_dict(kube.core.patch_node, name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH)[
+        "metadata"
+    ]["resourceVersion"]
 
 
 def annotate_node(kube, name, annotations):
-    kube.core.patch_node(name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False)
+    kube.core.patch_node(
+        name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
+    )
 
 
 def put_configmap(kube, namespace, name, data):
@@ -128,15 +177,20 @@ def put_configmap(kube, namespace, name, data):
     except ApiException as exc:
         if exc.status != 409:
             raise
-        kube.core.patch_namespaced_config_map(name, namespace, {"data": data}, _content_type=MERGE_PATCH, _preload_content=False)
+        kube.core.patch_namespaced_config_map(
+            name, namespace, {"data": data}, _content_type=MERGE_PATCH, _preload_content=False
+        )
 
 
 def restart_device_plugin(kube, profile):
     """``kubectl rollout restart daemonset nvidia-device-plugin-daemonset``"""
     kube.apps.patch_namespaced_daemon_set(
-        "nvidia-device-plugin-daemonset", profile.operator_namespace,
+        "nvidia-device-plugin-daemonset",
+        profile.operator_namespace,
         {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": uuid.uuid4().hex}}}}},
-        _content_type=MERGE_PATCH, _preload_content=False)
+        _content_type=MERGE_PATCH,
+        _preload_content=False,
+    )
 
 
 def gpu_pod(name, node, resource="nvidia.com/gpu", count=1):
@@ -147,7 +201,12 @@ def gpu_pod(name, node, resource="nvidia.com/gpu", count=1):
             "nodeSelector": {"kubernetes.io/hostname": node},
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
             "automountServiceAccountToken": False,
-            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubi9",
-                            "resources": {"limits": {resource: str(count)}}}],
+            "containers": [
+                {
+                    "name": "cuda",
+                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubi9",
+                    "resources": {"limits": {resource: str(count)}},
+                }
+            ],
         },
     }

@@ -36,11 +36,17 @@ def free_port_block(size):
 def throwaway_cluster(tmp_path):
     etcd_port = free_port_block(23)
     apiserver_port = etcd_port + 20  # the block holds etcd (+0, +10) and the control plane (+20..+22)
-    env = dict(os.environ, GPUSHARE_CLUSTER_DIR=str(tmp_path / "cluster"), GPUSHARE_ETCD_PORT=str(etcd_port),
-               GPUSHARE_APISERVER_PORT=str(apiserver_port))
+    env = dict(
+        os.environ,
+        GPUSHARE_CLUSTER_DIR=str(tmp_path / "cluster"),
+        GPUSHARE_ETCD_PORT=str(etcd_port),
+        GPUSHARE_APISERVER_PORT=str(apiserver_port),
+    )
 
     def run(*args):
-        return subprocess.run([sys.executable, CLUSTER] + list(args), env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, CLUSTER] + list(args), env=env, capture_output=True, text=True, timeout=300
+        )
 
     run.state = tmp_path / "cluster"
     run.apiserver_port = apiserver_port
@@ -57,7 +63,13 @@ def test_up_twice_keeps_the_running_cluster_and_down_twice_is_harmless(throwaway
     assert first.returncode == 0, first.stderr
     assert "export KUBECONFIG=%s" % (throwaway_cluster.state / "kubeconfig") in first.stdout
     running = pids(throwaway_cluster.state)
-    assert set(running) == {"etcd.pid", "kube-apiserver.pid", "kube-controller-manager.pid", "kube-scheduler.pid", "simulator.pid"}
+    assert set(running) == {
+        "etcd.pid",
+        "kube-apiserver.pid",
+        "kube-controller-manager.pid",
+        "kube-scheduler.pid",
+        "simulator.pid",
+    }
 
     second = throwaway_cluster("up", "--profile", "vks")
     assert second.returncode == 0, second.stderr

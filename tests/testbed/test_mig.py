@@ -1,7 +1,6 @@
 """mig-manager rules (reference section 4), driven through the API as a user would."""
 
 import yaml
-
 from simulator_helpers import (
     annotate_node,
     gpu_labels,
@@ -17,9 +16,9 @@ from simulator_helpers import (
     wait_for_pod,
 )
 
-A100 = "gpu-a100-0"   # 2 x NVIDIA-A100-PCIE-40GB
-H100 = "gpu-h100-0"   # 8 x NVIDIA-H100-80GB-HBM3
-T4 = "gpu-t4-0"       # 1 x Tesla-T4, no MIG
+A100 = "gpu-a100-0"  # 2 x NVIDIA-A100-PCIE-40GB
+H100 = "gpu-h100-0"  # 8 x NVIDIA-H100-80GB-HBM3
+T4 = "gpu-t4-0"  # 1 x Tesla-T4, no MIG
 PAUSED = ("device-plugin", "gpu-feature-discovery", "dcgm-exporter", "dcgm", "nvsm")
 
 
@@ -45,7 +44,11 @@ def test_single_strategy_advertises_mig_devices_as_gpus(kube):
     node = change_mig(kube, H100, "all-1g.10gb")
     assert labels(node)["nvidia.com/mig.config.state"] == "success"
     assert gpu_labels(node, "gpu.product", "gpu.count", "gpu.memory", "mig.strategy") == {
-        "gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "gpu.count": "56", "gpu.memory": "10240", "mig.strategy": "single"}
+        "gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb",
+        "gpu.count": "56",
+        "gpu.memory": "10240",
+        "mig.strategy": "single",
+    }
     assert nvidia_resources(node, "capacity") == nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "56"}
 
 
@@ -61,16 +64,37 @@ def test_mixed_strategy_advertises_one_resource_per_profile(kube, profile):
     use_mixed_strategy(kube, profile, A100)
     node = change_mig(kube, A100, "all-balanced")
     assert nvidia_resources(node, "capacity") == {
-        "nvidia.com/gpu": "0", "nvidia.com/mig-1g.5gb": "4", "nvidia.com/mig-2g.10gb": "2", "nvidia.com/mig-3g.20gb": "2"}
-    assert gpu_labels(node, "mig-2g.10gb.count", "mig-2g.10gb.memory", "mig-2g.10gb.slices.gi", "mig-2g.10gb.slices.ci",
-                      "mig-2g.10gb.product", "gpu.product", "mig.strategy") == {
-        "mig-2g.10gb.count": "2", "mig-2g.10gb.memory": "10240", "mig-2g.10gb.slices.gi": "2", "mig-2g.10gb.slices.ci": "2",
-        "mig-2g.10gb.product": "NVIDIA-A100-PCIE-40GB-MIG-2g.10gb", "gpu.product": "NVIDIA-A100-PCIE-40GB", "mig.strategy": "mixed"}
+        "nvidia.com/gpu": "0",
+        "nvidia.com/mig-1g.5gb": "4",
+        "nvidia.com/mig-2g.10gb": "2",
+        "nvidia.com/mig-3g.20gb": "2",
+    }
+    assert gpu_labels(
+        node,
+        "mig-2g.10gb.count",
+        "mig-2g.10gb.memory",
+        "mig-2g.10gb.slices.gi",
+        "mig-2g.10gb.slices.ci",
+        "mig-2g.10gb.product",
+        "gpu.product",
+        "mig.strategy",
+    ) == {
+        "mig-2g.10gb.count": "2",
+        "mig-2g.10gb.memory": "10240",
+        "mig-2g.10gb.slices.gi": "2",
+        "mig-2g.10gb.slices.ci": "2",
+        "mig-2g.10gb.product": "NVIDIA-A100-PCIE-40GB-MIG-2g.10gb",
+        "gpu.product": "NVIDIA-A100-PCIE-40GB",
+        "mig.strategy": "mixed",
+    }
 
 
 def test_mixed_layout_under_single_strategy_is_invalid(kube):
     node = change_mig(kube, A100, "all-balanced")
-    assert gpu_labels(node, "gpu.product", "gpu.count") == {"gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-INVALID", "gpu.count": "0"}
+    assert gpu_labels(node, "gpu.product", "gpu.count") == {
+        "gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-INVALID",
+        "gpu.count": "0",
+    }
     assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "0"}
 
 
@@ -78,7 +102,10 @@ def test_all_disabled_gives_the_full_gpus_back(kube):
     change_mig(kube, A100, "all-3g.20gb")
     node = change_mig(kube, A100, "all-disabled")
     assert gpu_labels(node, "gpu.product", "gpu.count", "mig.config.state") == {
-        "gpu.product": "NVIDIA-A100-PCIE-40GB", "gpu.count": "2", "mig.config.state": "success"}
+        "gpu.product": "NVIDIA-A100-PCIE-40GB",
+        "gpu.count": "2",
+        "mig.config.state": "success",
+    }
     assert nvidia_resources(node, "allocatable") == {"nvidia.com/gpu": "2"}
 
 
@@ -116,17 +143,32 @@ CUSTOM_CONFIG = "custom-mig-parted-config"
 
 
 def custom_mig_config(instances):
-    return yaml.safe_dump({"version": "v1", "mig-configs": {
-        "all-disabled": [{"devices": "all", "mig-enabled": False}],
-        "two-halves": [{"device-filter": ["0x20F110DE"], "devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": instances}}],
-    }})
+    return yaml.safe_dump(
+        {
+            "version": "v1",
+            "mig-configs": {
+                "all-disabled": [{"devices": "all", "mig-enabled": False}],
+                "two-halves": [
+                    {
+                        "device-filter": ["0x20F110DE"],
+                        "devices": "all",
+                        "mig-enabled": True,
+                        "mig-devices": {"3g.20gb": instances},
+                    }
+                ],
+            },
+        }
+    )
 
 
 def test_custom_mig_configmap_and_its_edits_need_a_new_label(kube, profile):
     put_configmap(kube, profile.operator_namespace, CUSTOM_CONFIG, {"config.yaml": custom_mig_config(2)})
     patch_policy(kube, profile, {"migManager": {"config": {"name": CUSTOM_CONFIG, "default": "all-disabled"}}})
     node = change_mig(kube, A100, "two-halves")
-    assert gpu_labels(node, "gpu.product", "gpu.count") == {"gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-3g.20gb", "gpu.count": "4"}
+    assert gpu_labels(node, "gpu.product", "gpu.count") == {
+        "gpu.product": "NVIDIA-A100-PCIE-40GB-MIG-3g.20gb",
+        "gpu.count": "4",
+    }
 
     # #891: an edit under an unchanged name is not reloaded; a node labelled afterwards reads it.
     put_configmap(kube, profile.operator_namespace, CUSTOM_CONFIG, {"config.yaml": custom_mig_config(1)})

@@ -11,7 +11,9 @@ from testbed.simulator.names import HARDWARE_ANNOTATION, OPERAND_DAEMONSETS
 
 
 def test_openshift_cluster_has_the_operator_and_its_fleet(kube, profile):
-    policy = kube.custom.get_cluster_custom_object(CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], "gpu-cluster-policy")
+    policy = kube.custom.get_cluster_custom_object(
+        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], "gpu-cluster-policy"
+    )
     assert policy["spec"]["mig"] == {"strategy": "single"}
     assert policy["spec"]["migManager"]["config"] == {"name": "default-mig-parted-config", "default": "all-disabled"}
     assert "config" not in policy["spec"]["devicePlugin"]
@@ -19,33 +21,49 @@ def test_openshift_cluster_has_the_operator_and_its_fleet(kube, profile):
     assert {daemonset["metadata"]["name"] for daemonset in daemonsets} == set(OPERAND_DAEMONSETS)
 
     nodes = {node["metadata"]["name"]: node for node in as_dict(kube.core.list_node)["items"]}
-    products = sorted((node["metadata"]["labels"].get("nvidia.com/gpu.product"), node["status"]["capacity"].get("nvidia.com/gpu"))
-                      for node in nodes.values() if HARDWARE_ANNOTATION in node["metadata"]["annotations"])
-    assert products == [("NVIDIA-A100-PCIE-40GB", "2")] * 2 + [("NVIDIA-H100-80GB-HBM3", "8")] * 2 + [("Tesla-T4", "1")] * 2
+    products = sorted(
+        (node["metadata"]["labels"].get("nvidia.com/gpu.product"), node["status"]["capacity"].get("nvidia.com/gpu"))
+        for node in nodes.values()
+        if HARDWARE_ANNOTATION in node["metadata"]["annotations"]
+    )
+    assert (
+        products
+        == [("NVIDIA-A100-PCIE-40GB", "2")] * 2 + [("NVIDIA-H100-80GB-HBM3", "8")] * 2 + [("Tesla-T4", "1")] * 2
+    )
     assert json.loads(nodes["gpu-h100-0"]["metadata"]["annotations"][HARDWARE_ANNOTATION])["memory_mib"] == 81559
     assert nodes["gpu-h100-0"]["spec"]["taints"][0] == {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
     assert "taints" not in nodes["worker-0"]["spec"]
 
-    machineset = kube.custom.get_namespaced_custom_object("machine.openshift.io", "v1beta1", "openshift-machine-api", "machinesets",
-                                                          seed.OPENSHIFT_T4_MACHINESET)
+    machineset = kube.custom.get_namespaced_custom_object(
+        "machine.openshift.io", "v1beta1", "openshift-machine-api", "machinesets", seed.OPENSHIFT_T4_MACHINESET
+    )
     assert machineset["metadata"]["annotations"]["machine.openshift.io/GPU"] == "1"
     assert machineset["spec"]["template"]["spec"]["metadata"]["labels"]["cluster-api/accelerator"] == "tesla-t4"
-    autoscaler = kube.custom.get_cluster_custom_object("autoscaling.openshift.io", "v1", "clusterautoscalers", "default")
+    autoscaler = kube.custom.get_cluster_custom_object(
+        "autoscaling.openshift.io", "v1", "clusterautoscalers", "default"
+    )
     assert autoscaler["spec"]["resourceLimits"]["gpus"] == [{"type": "tesla-t4", "min": 0, "max": 4}]
 
 
-@pytest.mark.parametrize("name, namespace, policy, mig_capable", [
-    ("scaleway", "kube-system", "cluster-policy", {"true"}),
-    ("vks", "gpu-operator", "cluster-policy", {"false"}),
-])
+@pytest.mark.parametrize(
+    "name, namespace, policy, mig_capable",
+    [
+        ("scaleway", "kube-system", "cluster-policy", {"true"}),
+        ("vks", "gpu-operator", "cluster-policy", {"false"}),
+    ],
+)
 def test_other_profiles_describe_their_platform(name, namespace, policy, mig_capable):
     """Checked without a cluster: these profiles cannot run next to the openshift one."""
     profile = seed.PROFILES[name]
     assert (profile.operator_namespace, profile.policy_name) == (namespace, policy)
     members = seed.fleet(profile)
     gpu_pools = [pool for _name, pool in members if pool.product]
-    capable = {gfd.render(seed.hardware_of(profile, pool.product, pool.gpus), [None] * pool.gpus, "single", None).labels["nvidia.com/mig.capable"]
-               for pool in gpu_pools}
+    capable = {
+        gfd.render(seed.hardware_of(profile, pool.product, pool.gpus), [None] * pool.gpus, "single", None).labels[
+            "nvidia.com/mig.capable"
+        ]
+        for pool in gpu_pools
+    }
     assert capable == mig_capable
     assert sum(1 for _name, pool in members if not pool.product) == 2
 
