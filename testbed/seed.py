@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator import gfd, mig, operands
+from testbed.simulator import gpu_operator, mig_parted, nvml
 from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict
 from testbed.simulator.kubelet import healthy_conditions
 from testbed.simulator.names import (
@@ -37,33 +37,13 @@ from testbed.simulator.names import (
     NODE_EVENT_NAMESPACE,
     OPERAND_DAEMONSETS,
 )
-from testbed.simulator.nodes import fresh_applied
+from testbed.simulator.nodes import fresh_applied, render
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SEED_THREADS = 16
 CONFLICT_RETRIES = 10
 GPU_TAINT = {"key": GPU_RESOURCE, "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
-
-
-class GpuFacts(object):
-    """What nvidia-smi reports for one GPU model: memory (MiB), GFD family, compute capability, PCI id."""
-
-    def __init__(self, memory_mib, family, compute, pci_device_id):
-        self.memory_mib = memory_mib
-        self.family = family
-        self.compute = compute
-        self.pci_device_id = pci_device_id
-
-
-GPUS = {
-    "NVIDIA-A100-PCIE-40GB": GpuFacts(40960, "ampere", (8, 0), "0x20F110DE"),
-    "NVIDIA-H100-80GB-HBM3": GpuFacts(81559, "hopper", (9, 0), "0x233010DE"),
-    "NVIDIA-H100-PCIe": GpuFacts(81559, "hopper", (9, 0), "0x233110DE"),
-    "Tesla-T4": GpuFacts(15360, "turing", (7, 5), "0x1EB810DE"),
-    "NVIDIA-A10": GpuFacts(23028, "ampere", (8, 6), "0x223610DE"),
-    "NVIDIA-L4": GpuFacts(23034, "ada-lovelace", (8, 9), "0x27B810DE"),
-}
 
 
 class NodePool(object):
@@ -288,7 +268,7 @@ def operand_daemonset(profile, name, policy):
         "containers": [{"name": name, "image": OPERAND_IMAGES[name]}],
     }
     if name == DEVICE_PLUGIN_DAEMONSET:
-        pod_spec = operands.with_plugin_env(pod_spec, operands.desired_plugin_env(policy))
+        pod_spec = gpu_operator.with_plugin_env(pod_spec, gpu_operator.desired_plugin_env(policy))
     labels = {"app": name, "app.kubernetes.io/part-of": "nvidia-gpu"}
     return {
         "apiVersion": "apps/v1",
@@ -302,27 +282,27 @@ def operand_daemonset(profile, name, policy):
 
 
 def default_mig_configmap(profile):
-    products = {pool.product for pool in profile.gpu_pools}
-    models = {GPUS[product].pci_device_id: mig.gpu_model_of(hardware_of(profile, product, 1)) for product in products}
+    """The ConfigMap the operator ships (``default-mig-parted-config``): NVIDIA's 81 configs, as they are."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": profile.operator_namespace},
-        "data": {MIG_CONFIG_KEY: mig.default_mig_parted_config({pci: model for pci, model in models.items() if model})},
+        "data": {MIG_CONFIG_KEY: mig_parted.shipped_config_yaml()},
     }
 
 
 def hardware_of(profile, product, gpus, machine=""):
-    facts = GPUS[product]
+    """The physical truth of a node (``sim.gpushare.k8s/hardware``), from the simulated GPU table (nvml.py)."""
+    gpu = nvml.gpu(product)
     return {
         "product": product,
         "count": gpus,
-        "memory_mib": facts.memory_mib,
-        "family": facts.family,
-        "compute_major": facts.compute[0],
-        "compute_minor": facts.compute[1],
+        "memory_mib": gpu.memory_mib,
+        "family": gpu.family,
+        "compute_major": gpu.compute[0],
+        "compute_minor": gpu.compute[1],
         "machine": machine,
-        "pci_device_id": facts.pci_device_id,
+        "pci_device_id": gpu.pci_device_id,
         "driver_version": profile.driver,
         "cuda_version": profile.cuda,
     }
@@ -360,10 +340,9 @@ def node_body(profile, name, pool, address, daemonset):
     taints = []
     if pool.product:
         hardware = hardware_of(profile, pool.product, pool.gpus, pool.machine)
-        model = mig.gpu_model_of(hardware)
-        mig_capable = model is not None and model.mig_capable
+        mig_capable = nvml.gpu(pool.product).mig_capable
         applied = fresh_applied(hardware, daemonset, "all-disabled" if mig_capable else None)
-        view = gfd.render(hardware, applied["migLayout"], applied["migStrategy"], None)
+        view = render(hardware, applied["migLayout"], applied["migStrategy"], None)
         labels.update(view.labels)
         labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
         labels[GPU_PRESENT_LABEL] = "true"

@@ -6,7 +6,7 @@ import threading
 
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator import operands
+from testbed.simulator import gpu_operator
 from testbed.simulator.informer import Informer
 from testbed.simulator.kube import CLUSTER_POLICY, Kube
 from testbed.simulator.kubelet import Kubelet
@@ -103,7 +103,7 @@ class Simulator(object):
         """Do the work for one key; returns seconds after which to look again, or None."""
         if key == OPERATOR_KEY:
             policy, daemonset = self.policy(), self.device_plugin()
-            if policy and daemonset and operands.sync_device_plugin(self.kube, policy, daemonset):
+            if policy and daemonset and gpu_operator.sync_device_plugin(self.kube, policy, daemonset):
                 log.info("device plugin template updated from ClusterPolicy %s", policy["metadata"]["name"])
             return None
         if key[0] == "node":

@@ -3,11 +3,13 @@
 import json
 
 import pytest
+import yaml
 
 from testbed import seed
-from testbed.simulator import gfd
+from testbed.simulator import nvml
 from testbed.simulator.kube import CLUSTER_POLICY, as_dict
 from testbed.simulator.names import HARDWARE_ANNOTATION, OPERAND_DAEMONSETS
+from testbed.simulator.nodes import render
 
 
 def test_openshift_cluster_has_the_operator_and_its_fleet(kube, profile):
@@ -30,7 +32,9 @@ def test_openshift_cluster_has_the_operator_and_its_fleet(kube, profile):
         products
         == [("NVIDIA-A100-PCIE-40GB", "2")] * 2 + [("NVIDIA-H100-80GB-HBM3", "8")] * 2 + [("Tesla-T4", "1")] * 2
     )
-    assert json.loads(nodes["gpu-h100-0"]["metadata"]["annotations"][HARDWARE_ANNOTATION])["memory_mib"] == 81559
+    hardware = json.loads(nodes["gpu-h100-0"]["metadata"]["annotations"][HARDWARE_ANNOTATION])
+    # NVML's figures for an H100 80GB HBM3 (nvidia_data/h100-80gb-hbm3-nvml.json) and its PCI device id.
+    assert (hardware["memory_mib"], hardware["pci_device_id"]) == (81559, "0x233010DE")
     assert nodes["gpu-h100-0"]["spec"]["taints"][0] == {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
     assert "taints" not in nodes["worker-0"]["spec"]
 
@@ -59,7 +63,7 @@ def test_other_profiles_describe_their_platform(name, namespace, policy, mig_cap
     members = seed.fleet(profile)
     gpu_pools = [pool for _name, pool in members if pool.product]
     capable = {
-        gfd.render(seed.hardware_of(profile, pool.product, pool.gpus), [None] * pool.gpus, "single", None).labels[
+        render(seed.hardware_of(profile, pool.product, pool.gpus), [None] * pool.gpus, "single", None).labels[
             "nvidia.com/mig.capable"
         ]
         for pool in gpu_pools
@@ -73,3 +77,35 @@ def test_large_fleet_spreads_over_the_gpu_pools():
     gpu_members = [name for name, pool in members if pool.product]
     assert len(gpu_members) == 1000 and len(set(gpu_members)) == 1000
     assert gpu_members[0] == "gpu-a100-0000"
+
+
+def shipped_configs():
+    """NVIDIA's shipped MIG configs (nvidia_data/default-mig-parted-config.json) as mig-parted reads them."""
+    shipped = nvml.load(nvml.SHIPPED_MIG_CONFIG)
+    return {
+        name: [{key: value for key, value in entry.items() if value is not None} for entry in entries]
+        for name, entries in shipped["configs"].items()
+    }
+
+
+def test_mig_configmap_holds_nvidia_shipped_configs(kube, profile):
+    configmap = as_dict(kube.core.read_namespaced_config_map, "default-mig-parted-config", profile.operator_namespace)
+    document = yaml.safe_load(configmap["data"]["config.yaml"])
+    assert document["version"] == "v1"
+    configs = document["mig-configs"]
+    assert list(configs) == list(shipped_configs()) and len(configs) == 81
+    # The one scalar device-filter of the source stays a scalar; everything else is the JSON as is.
+    assert configs["all-balanced"][8]["device-filter"] == "0x20B710DE"
+    configs["all-balanced"][8]["device-filter"] = ["0x20B710DE"]
+    assert configs == shipped_configs()
+
+
+def test_seeded_gpus_are_the_simulated_gpu_table():
+    pci_ids = {item["id"] for item in nvml.load("pci-device-ids.json")["ids"]}
+    for name, profile in seed.PROFILES.items():
+        for pool in profile.gpu_pools:
+            hardware = seed.hardware_of(profile, pool.product, pool.gpus)
+            gpu = nvml.gpu(pool.product)
+            assert (hardware["memory_mib"], hardware["pci_device_id"]) == (gpu.memory_mib, gpu.pci_device_id), name
+            # Every MIG GPU is one the shipped config's device filters know.
+            assert not gpu.mig_capable or gpu.pci_device_id in pci_ids, pool.product

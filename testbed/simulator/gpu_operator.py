@@ -1,8 +1,10 @@
-"""The GPU operator's side of the simulation: the device plugin DaemonSet mirrors the ClusterPolicy.
+"""NVIDIA's GPU Operator: it rolls ClusterPolicy fields out to its operands.
 
-In reality the operator renders the plugin's pod template from ``spec.devicePlugin.config`` and
+The operator renders the device plugin's pod template from ``spec.devicePlugin.config`` and
 ``spec.mig.strategy``; a change there changes the template, which restarts the plugin on every node.
-The simulator stores those values as environment variables of the plugin container.
+The simulator stores those values as environment variables of the plugin container. The rollout of
+``spec.migManager.config`` to mig-manager is not simulated: the simulated mig-manager reads it from
+the policy when it handles a change (``mig_manager.py``).
 """
 
 import copy
@@ -47,10 +49,15 @@ def sync_device_plugin(kube, policy, daemonset):
         return False
     metadata = daemonset["metadata"]
     pod_spec = with_plugin_env(daemonset["spec"]["template"]["spec"], env)
-    merge_patch(kube.apps.patch_namespaced_daemon_set, metadata["name"], metadata["namespace"], body={
-        "metadata": {"resourceVersion": metadata["resourceVersion"]},
-        "spec": {"template": {"spec": {"containers": pod_spec["containers"]}}},
-    })
+    merge_patch(
+        kube.apps.patch_namespaced_daemon_set,
+        metadata["name"],
+        metadata["namespace"],
+        body={
+            "metadata": {"resourceVersion": metadata["resourceVersion"]},
+            "spec": {"template": {"spec": {"containers": pod_spec["containers"]}}},
+        },
+    )
     return True
 
 
