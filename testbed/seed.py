@@ -329,6 +329,10 @@ def node_body(profile, name, pool, address, daemonset):
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
+        # A 1.20 kubelet registers these too; without them the node lifecycle controller adds them a
+        # moment after every seed or reset, so a test reading the node right after would race it.
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
         "node-role.kubernetes.io/worker": "",
         "topology.kubernetes.io/zone": profile.zone,
         "node.kubernetes.io/instance-type": pool.machine,
@@ -465,21 +469,27 @@ class Writer(object):
     def __init__(self, kube):
         self.kube = kube
 
-    def _apply(self, create, read, replace, body):
+    def _apply(self, create, read, replace, body, keep=None):
         """Create ``body``, or replace the existing object with it. Returns (object, created)."""
         try:
             return as_dict(create, body=body), True
         except ApiException as exc:
             if exc.status != 409:
                 raise
-        return self._replace(read, replace, body), False
+        return self._replace(read, replace, body, keep), False
 
     @staticmethod
-    def _replace(read, replace, body):
-        """Replace at the current resourceVersion, again if another writer got there first."""
+    def _replace(read, replace, body, keep=None):
+        """Replace at the current resourceVersion, again if another writer got there first.
+
+        ``keep(current, body)``, if given, copies into ``body`` what the replace must not drop.
+        """
         name = body["metadata"]["name"]
         for _attempt in range(CONFLICT_RETRIES):
-            body["metadata"]["resourceVersion"] = as_dict(read, name=name)["metadata"]["resourceVersion"]
+            current = as_dict(read, name=name)
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            if keep:
+                keep(current, body)
             try:
                 return as_dict(replace, name=name, body=body)
             except ApiException as exc:
@@ -540,10 +550,16 @@ class Writer(object):
         )[0]
 
     def node(self, body):
-        """Nodes keep their status on create but not on replace, which needs the status subresource."""
+        """Nodes keep their status on create but not on replace, which needs the status subresource.
+
+        Both replaces keep the annotations Kubernetes' own controllers put on the node
+        (``keep_control_plane_annotations``) and drop every other one the seed does not set.
+        """
         core = self.kube.core
         status = body["status"]
-        node, created = self._apply(core.create_node, core.read_node, core.replace_node, copy.deepcopy(body))
+        node, created = self._apply(
+            core.create_node, core.read_node, core.replace_node, copy.deepcopy(body), keep_control_plane_annotations
+        )
         if created:
             return node
         # A node status update takes its metadata from the body (only the spec is kept): send the labels too.
@@ -555,7 +571,39 @@ class Writer(object):
             },
             "status": status,
         }
-        return self._replace(core.read_node_status, core.replace_node_status, status_body)
+        return self._replace(
+            core.read_node_status, core.replace_node_status, status_body, keep_control_plane_annotations
+        )
+
+
+def is_control_plane_annotation(key):
+    """True for an annotation key under a prefix Kubernetes reserves for its own components.
+
+    Those are ``kubernetes.io/`` and ``k8s.io/`` and their subdomains (Kubernetes docs, "Labels and
+    Selectors" and "Annotations": "The kubernetes.io/ and k8s.io/ prefixes are reserved for Kubernetes
+    core components"): on a node, ``node.alpha.kubernetes.io/ttl`` (kube-controller-manager's TTL
+    controller) and ``volumes.kubernetes.io/controller-managed-attach-detach`` (the kubelet).
+    ``kubectl.kubernetes.io/`` is excluded: kubectl writes it for a user (``last-applied-configuration``).
+    """
+    prefix, _slash, _name = key.rpartition("/")
+    if not prefix or prefix == "kubectl.kubernetes.io":
+        return False
+    return prefix in ("kubernetes.io", "k8s.io") or prefix.endswith((".kubernetes.io", ".k8s.io"))
+
+
+def keep_control_plane_annotations(current, body):
+    """Copy the control plane's annotations of ``current`` into ``body`` (the body's own values win).
+
+    In Kubernetes 1.20 a PUT of a node (or of its status) writes ``metadata.annotations`` from the
+    body: without this, a reset would remove ``node.alpha.kubernetes.io/ttl`` and the TTL controller
+    would put it back a moment later, so what a test reads right after a reset would depend on timing.
+    """
+    kept = {
+        key: value
+        for key, value in (current["metadata"].get("annotations") or {}).items()
+        if is_control_plane_annotation(key)
+    }
+    body["metadata"]["annotations"] = dict(kept, **(body["metadata"].get("annotations") or {}))
 
 
 def _bind(call, scope):

@@ -4,12 +4,15 @@ import json
 
 import pytest
 import yaml
+from simulator_helpers import annotate_node, read_node, wait_for, wait_for_node
 
 from testbed import seed
 from testbed.simulator import nvml
 from testbed.simulator.kube import CLUSTER_POLICY, as_dict
 from testbed.simulator.names import HARDWARE_ANNOTATION, OPERAND_DAEMONSETS
 from testbed.simulator.nodes import render
+
+TTL = "node.alpha.kubernetes.io/ttl"
 
 
 def test_openshift_cluster_has_the_operator_and_its_fleet(kube, profile):
@@ -109,3 +112,71 @@ def test_seeded_gpus_are_the_simulated_gpu_table():
             assert (hardware["memory_mib"], hardware["pci_device_id"]) == (gpu.memory_mib, gpu.pci_device_id), name
             # Every MIG GPU is one the shipped config's device filters know.
             assert not gpu.mig_capable or gpu.pci_device_id in pci_ids, pool.product
+
+
+@pytest.mark.parametrize(
+    "key, kept",
+    [
+        ("node.alpha.kubernetes.io/ttl", True),
+        ("volumes.kubernetes.io/controller-managed-attach-detach", True),
+        ("kubernetes.io/anything", True),
+        ("csi.volume.kubernetes.io/nodeid", True),
+        ("node.k8s.io/something", True),
+        ("kubectl.kubernetes.io/last-applied-configuration", False),
+        ("gpushare.k8s/restore", False),
+        ("sim.gpushare.k8s/applied", False),
+        ("machine.openshift.io/machine", False),
+        ("example.com/kubernetes.io", False),
+        ("no-prefix", False),
+    ],
+)
+def test_control_plane_annotations_are_those_under_kubernetes_prefixes(key, kept):
+    assert seed.is_control_plane_annotation(key) is kept
+
+
+def test_reset_keeps_the_control_planes_annotations_and_drops_the_rest(api_client, kube, profile):
+    """Every version of a node a reset writes still carries what kube-controller-manager put there.
+
+    In 1.20 a PUT of nodes/status writes metadata from its body: a reset that sent only the seed's
+    annotations removed node.alpha.kubernetes.io/ttl, which the TTL controller added back a moment
+    later, so a snapshot taken right after a reset could lack it while a later one had it.
+    """
+    node = "gpu-a100-0"
+    ttl = wait_for_node(kube, node, lambda item: TTL in item["metadata"]["annotations"])["metadata"]["annotations"][TTL]
+    annotate_node(
+        kube,
+        node,
+        {
+            "volumes.kubernetes.io/controller-managed-attach-detach": "true",  # as a kubelet registers it
+            "gpushare.k8s/restore": json.dumps({"labels": {"nvidia.com/mig.config": "all-disabled"}}),
+            "example.com/note": "left by a test",
+            "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        },
+    )
+    before = as_dict(kube.core.list_node, field_selector="metadata.name=" + node)["metadata"]["resourceVersion"]
+
+    seed.reset(api_client, profile.name)
+    after = read_node(kube, node)
+
+    written = []
+
+    def record(item):
+        written.append(item)
+        return item["metadata"]["resourceVersion"] == after["metadata"]["resourceVersion"]
+
+    wait_for(
+        kube.core.list_node,
+        record,
+        "node %s as read after the reset" % node,
+        since=before,
+        field_selector="metadata.name=" + node,
+    )
+    assert written, "the reset wrote no version of the node"
+    for version in written:
+        assert version["metadata"]["annotations"].get(TTL) == ttl, version["metadata"]["resourceVersion"]
+        assert version["metadata"]["labels"].get("beta.kubernetes.io/arch") == "amd64"
+    annotations = after["metadata"]["annotations"]
+    assert annotations[TTL] == ttl
+    assert annotations["volumes.kubernetes.io/controller-managed-attach-detach"] == "true"
+    for dropped in ("gpushare.k8s/restore", "example.com/note", "kubectl.kubernetes.io/last-applied-configuration"):
+        assert dropped not in annotations
