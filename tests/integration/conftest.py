@@ -19,6 +19,7 @@ Fixtures
     ``audit_writes``  ``with audit_writes() as audit: ...`` then ``audit.writes`` (create, update,
                       patch, delete), ``audit.requests`` and ``audit.count(verb=, resource=)``
     ``awx_env``       ``awx_env(who="admin"|"nobody")``: the variables AWX's bearer-token credential injects
+    ``namespace``     a fresh namespace for the test's workloads (``workloads.gpu_pod``)
 
 If the cluster is not up, every test here is skipped with the command that starts it.
 """
@@ -32,6 +33,7 @@ from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
 from integration_helpers import run_module as _run_module
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from workloads import namespace  # noqa: F401 (a fixture: a fresh namespace per test)
 
 from testbed import seed
 

@@ -3,18 +3,17 @@ writes, from the audit log), GPU pods blocking the change or drained, failures a
 reported per node, and MIG devices shared by time-slicing."""
 
 import json
-import uuid
 
 import pytest
 import yaml
 from integration_helpers import ADMIN_USER, WRITE_VERBS, allocatable, describe, labels, wait_for_object
 from kubernetes import client
+from workloads import gpu_pod, pod_exists
 
 pytestmark = pytest.mark.profiles("openshift")
 
 A100 = ["gpu-a100-0", "gpu-a100-1"]
 H100 = ["gpu-h100-0", "gpu-h100-1"]
-TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 HALF_AND_WHOLE = [
     {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 2}},
     {"devices": [1], "mig-enabled": False},
@@ -32,56 +31,6 @@ def admin_writes(audit):
         for event in audit.requests
         if event["verb"] in WRITE_VERBS and event["user"]["username"] == ADMIN_USER
     ]
-
-
-@pytest.fixture
-def namespace(api_client):
-    """A fresh namespace per test: the reset deletes the previous ones, which may still be terminating."""
-    name = "mig-it-" + uuid.uuid4().hex[:6]
-    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": name}})
-    return name
-
-
-def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
-    """A pod bound to ``node`` holding one GPU, once the kubelet stand-in reports it Running."""
-    core = client.CoreV1Api(api_client)
-    body = {
-        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels or {"app": name}},
-        "spec": {
-            "nodeName": node,
-            "tolerations": TOLERATE_GPU,
-            "containers": [
-                {
-                    "name": "cuda",
-                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                }
-            ],
-        },
-    }
-    for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
-        try:
-            core.create_namespaced_pod(namespace, body)
-            break
-        except client.exceptions.ApiException as exc:
-            if "No API token found" not in str(exc.body):
-                raise
-    return wait_for_object(
-        core.list_namespaced_pod,
-        lambda pod: (pod.get("status") or {}).get("phase") == "Running",
-        "pod %s/%s Running" % (namespace, name),
-        namespace,
-        field_selector="metadata.name=" + name,
-    )
-
-
-def pod_exists(api_client, namespace, name):
-    try:
-        client.CoreV1Api(api_client).read_namespaced_pod(name, namespace)
-        return True
-    except client.exceptions.ApiException as exc:
-        assert exc.status == 404
-        return False
 
 
 def restore_record(obj):

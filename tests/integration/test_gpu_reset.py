@@ -6,6 +6,7 @@ import json
 import pytest
 from integration_helpers import allocatable, labels
 from kubernetes import client
+from workloads import gpu_pod
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
 OWNED_LABELS = ("nvidia.com/device-plugin.config", "nvidia.com/mig.config")
@@ -39,31 +40,6 @@ def snapshot(kube):
             for node in nodes
         ),
     )
-
-
-def gpu_pod(api_client, node, name="trainer"):
-    core = client.CoreV1Api(api_client)
-    core.create_namespace({"metadata": {"name": "gpushare-it"}})
-    body = {
-        "metadata": {"name": name, "namespace": "gpushare-it"},
-        "spec": {
-            "nodeName": node,
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-            "containers": [
-                {
-                    "name": "cuda",
-                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                }
-            ],
-        },
-    }
-    for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
-        try:
-            return core.create_namespaced_pod("gpushare-it", body)
-        except client.exceptions.ApiException as exc:
-            if "No API token found" not in str(exc.body):
-                raise
 
 
 def test_restore_leaves_the_cluster_as_it_was(kube, run_module):
@@ -105,14 +81,14 @@ def test_reset_of_some_nodes_keeps_them_off_a_sharing_default(kube, run_module):
     assert labels(kube.node(nodes[-1]))["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
 
 
-def test_reset_refuses_while_gpu_pods_run_unless_forced(kube, run_module, audit_writes, api_client):
+def test_reset_refuses_while_gpu_pods_run_unless_forced(kube, run_module, audit_writes, api_client, namespace):
     node = kube.gpu_nodes()[0]
     run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
-    gpu_pod(api_client, node)
+    gpu_pod(api_client, node, namespace)
     with audit_writes() as audit:
         refused = run_module("gpu_reset", {"nodes": {"names": [node]}})
     assert refused["failed"]
-    assert "gpushare-it/trainer" in refused["msg"] and "drain=true" in refused["msg"]
+    assert namespace + "/trainer" in refused["msg"] and "drain=true" in refused["msg"]
     assert audit.writes == []
     forced = run_module("gpu_reset", {"nodes": {"names": [node]}, "force": True})
     assert forced["changed"], forced["_stdout"]
@@ -153,7 +129,7 @@ def test_restore_after_mig_leaves_the_cluster_as_it_was(kube, run_module):
 # --- check mode agrees with the real run; drain means the same as in gpu_mig_config; the MIG part is returned --
 
 
-def stuck_mig_change(kube, run_module):
+def stuck_mig_change(kube, run_module, namespace):
     """An A100 whose MIG change to all-1g.5gb mig-manager left pending (gpu-operator #2833)."""
     node = kube.mig_capable_nodes()[0]
     kube.annotate_node(node, {"sim.gpushare.k8s/mig-stuck": "true"})
@@ -162,7 +138,7 @@ def stuck_mig_change(kube, run_module):
     return "pending"
 
 
-def missing_mig_config_map(kube, run_module):
+def missing_mig_config_map(kube, run_module, namespace):
     """MIG enabled on a node, then the ConfigMap mig-manager reads deleted by hand."""
     node = kube.mig_capable_nodes()[0]
     result = run_module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": [node]}})
@@ -171,17 +147,17 @@ def missing_mig_config_map(kube, run_module):
     return "default-mig-parted-config"
 
 
-def gpu_pod_on_a_time_sliced_node(kube, run_module):
+def gpu_pod_on_a_time_sliced_node(kube, run_module, namespace):
     node = kube.gpu_nodes()[0]
     run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
-    gpu_pod(kube.api_client, node)
-    return "gpushare-it/trainer"
+    gpu_pod(kube.api_client, node, namespace)
+    return namespace + "/trainer"
 
 
 @pytest.mark.profiles("openshift")
 @pytest.mark.parametrize("make_state", [stuck_mig_change, missing_mig_config_map, gpu_pod_on_a_time_sliced_node])
-def test_check_mode_refuses_what_the_real_run_refuses(kube, run_module, audit_writes, make_state):
-    named = make_state(kube, run_module)
+def test_check_mode_refuses_what_the_real_run_refuses(kube, run_module, audit_writes, namespace, make_state):
+    named = make_state(kube, run_module, namespace)
     with audit_writes() as audit:
         checked = run_module("gpu_reset", {}, check=True)
         real = run_module("gpu_reset", {})
@@ -192,31 +168,31 @@ def test_check_mode_refuses_what_the_real_run_refuses(kube, run_module, audit_wr
 
 
 @pytest.mark.profiles("openshift")
-def test_drain_on_a_time_sliced_node_cordons_evicts_and_uncordons(kube, run_module, api_client):
+def test_drain_on_a_time_sliced_node_cordons_evicts_and_uncordons(kube, run_module, api_client, namespace):
     node = kube.gpu_nodes()[0]
     run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
-    gpu_pod(api_client, node)
+    gpu_pod(api_client, node, namespace)
 
     preview = run_module("gpu_reset", {"nodes": {"names": [node]}, "drain": True}, check=True)
-    assert preview["evicted"] == {node: ["gpushare-it/trainer"]}, preview
+    assert preview["evicted"] == {node: [namespace + "/trainer"]}, preview
     result = run_module("gpu_reset", {"nodes": {"names": [node]}, "drain": True})
     assert result["changed"], result["_stdout"]
-    assert result["evicted"] == {node: ["gpushare-it/trainer"]} and result["cordoned"] == [node]
-    pods = client.CoreV1Api(api_client).list_namespaced_pod("gpushare-it").items
+    assert result["evicted"] == {node: [namespace + "/trainer"]} and result["cordoned"] == [node]
+    pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace).items
     assert [pod.metadata.name for pod in pods] == []
     assert not kube.node(node)["spec"].get("unschedulable")
     assert labels(kube.node(node))["nvidia.com/gpu.sharing-strategy"] == "none"
 
 
 @pytest.mark.profiles("openshift")
-def test_restore_drains_too(kube, run_module, api_client):
+def test_restore_drains_too(kube, run_module, api_client, namespace):
     node = kube.gpu_nodes()[0]
     run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
-    gpu_pod(api_client, node)
+    gpu_pod(api_client, node, namespace)
     refused = run_module("gpu_reset", {"restore": True})
-    assert refused["failed"] and "gpushare-it/trainer" in refused["msg"], refused
+    assert refused["failed"] and namespace + "/trainer" in refused["msg"], refused
     result = run_module("gpu_reset", {"restore": True, "drain": True})
-    assert result["changed"] and result["evicted"] == {node: ["gpushare-it/trainer"]}, result["_stdout"]
+    assert result["changed"] and result["evicted"] == {node: [namespace + "/trainer"]}, result["_stdout"]
     assert not kube.node(node)["spec"].get("unschedulable")
 
 

@@ -103,7 +103,8 @@ def run_reset(module):
                     plan,
                     params["wait_timeout"],
                     "%d node(s) to be unshared" % len(plan.expectations),
-                    listed=(nodes, nodes_version),
+                    # After a MIG change the planning LIST is stale: a fresh one, so the result shows both parts.
+                    listed=None if mig_plan else (nodes, nodes_version),
                 )
             )
         return final
