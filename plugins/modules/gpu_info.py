@@ -52,7 +52,9 @@ EXAMPLES = r"""
 
 - name: Nodes that time-slice their GPUs
   ansible.builtin.debug:
-    msg: "{{ gpus.nodes | dict2items | selectattr('value.sharing_strategy', 'equalto', 'time-slicing') | map(attribute='key') | list }}"
+    msg: >-
+      {{ gpus.nodes | dict2items | selectattr('value.sharing_strategy', 'equalto', 'time-slicing')
+         | map(attribute='key') | list }}
 """
 
 RETURN = r"""

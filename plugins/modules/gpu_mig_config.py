@@ -40,10 +40,14 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    description: Validates, lists the pods that block the change or would be evicted, and reports the changes without writing.
+    description: >-
+      Validates, lists the pods that block the change or would be evicted, and reports the changes without
+      writing.
   diff_mode:
     support: full
-    description: Shows the nodes' C(nvidia.com/mig.config) labels, the policy's MIG fields and the custom layout before and after.
+    description: >-
+      Shows the nodes' C(nvidia.com/mig.config) labels, the policy's MIG fields and the custom layout before
+      and after.
 options:
   strategy:
     description:
@@ -232,10 +236,12 @@ nodes:
   type: dict
   sample:
     gpu-a100-0:
-      before: {"mig_config": "all-disabled", "mig_config_state": "success", "mig_strategy": "mixed", "product": "NVIDIA-A100-PCIE-40GB",
+      before: {"mig_config": "all-disabled", "mig_config_state": "success", "mig_strategy": "mixed",
+               "product": "NVIDIA-A100-PCIE-40GB",
                "mig_devices": {}, "allocatable": {"nvidia.com/gpu": 2}, "unschedulable": false}
-      after: {"mig_config": "all-1g.5gb", "mig_config_state": "success", "mig_strategy": "mixed", "product": "NVIDIA-A100-PCIE-40GB",
-              "mig_devices": {"1g.5gb": 14}, "allocatable": {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 14}, "unschedulable": false}
+      after: {"mig_config": "all-1g.5gb", "mig_config_state": "success", "mig_strategy": "mixed",
+              "product": "NVIDIA-A100-PCIE-40GB", "mig_devices": {"1g.5gb": 14},
+              "allocatable": {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 14}, "unschedulable": false}
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

@@ -88,7 +88,9 @@ config:
   description: The device-plugin configuration written under I(config_key) (null when I(state=absent)).
   returned: always
   type: dict
-  sample: {"version": "v1", "sharing": {"mps": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}}}
+  sample:
+    version: v1
+    sharing: {"mps": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}}
 restarted:
   description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
   returned: always
@@ -101,7 +103,8 @@ nodes:
   sample:
     gpu-a100-0:
       before: {"product": "NVIDIA-A100-PCIE-40GB", "count": 2, "replicas": 1, "sharing_strategy": "none"}
-      after: {"product": "NVIDIA-A100-PCIE-40GB-SHARED", "count": 2, "replicas": 10, "sharing_strategy": "mps", "mps_capable": true}
+      after: {"product": "NVIDIA-A100-PCIE-40GB-SHARED", "count": 2, "replicas": 10, "sharing_strategy": "mps",
+              "mps_capable": true}
       mps_limits: {"active_thread_percentage": 10, "pinned_device_memory_limit_mib": 4096}
 """
 

@@ -37,7 +37,9 @@ attributes:
     description: Computes and reports the changes without writing.
   diff_mode:
     support: full
-    description: Shows labels, policy fields and ConfigMap keys before and after, and under C(mig) the MIG part (node labels, policy fields).
+    description: >-
+      Shows labels, policy fields and ConfigMap keys before and after, and under C(mig) the MIG part
+      (node labels, policy fields).
 options:
   nodes:
     description:
@@ -161,7 +163,8 @@ nodes:
   type: dict
   sample:
     gpu-a100-0:
-      before: {"sharing_strategy": "time-slicing", "replicas": 2, "mig_config": "all-1g.5gb", "mig_config_state": "success"}
+      before: {"sharing_strategy": "time-slicing", "replicas": 2, "mig_config": "all-1g.5gb",
+               "mig_config_state": "success"}
       after: {"sharing_strategy": "none", "replicas": 1, "mig_config": "all-disabled", "mig_config_state": "success"}
 restored:
   description: The objects put back.

@@ -100,7 +100,9 @@ config:
   description: The device-plugin configuration written under I(config_key) (null when I(state=absent)).
   returned: always
   type: dict
-  sample: {"version": "v1", "sharing": {"timeSlicing": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+  sample:
+    version: v1
+    sharing: {"timeSlicing": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}
 restarted:
   description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
   returned: always
@@ -112,8 +114,10 @@ nodes:
   type: dict
   sample:
     gpu-t4-0:
-      before: {"product": "Tesla-T4", "count": 1, "replicas": 1, "sharing_strategy": "none", "allocatable": {"nvidia.com/gpu": 1}}
-      after: {"product": "Tesla-T4-SHARED", "count": 1, "replicas": 4, "sharing_strategy": "time-slicing", "allocatable": {"nvidia.com/gpu": 4}}
+      before: {"product": "Tesla-T4", "count": 1, "replicas": 1, "sharing_strategy": "none",
+               "allocatable": {"nvidia.com/gpu": 1}}
+      after: {"product": "Tesla-T4-SHARED", "count": 1, "replicas": 4, "sharing_strategy": "time-slicing",
+              "allocatable": {"nvidia.com/gpu": 4}}
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

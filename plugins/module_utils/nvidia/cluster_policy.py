@@ -8,6 +8,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_STRATEGY_MIXED,
+    MIG_STRATEGY_SINGLE,
+)
 
 # Helm installs (VKS, Scaleway, plain Kubernetes) and OpenShift's OLM install respectively.
 KNOWN_CLUSTER_POLICY_NAMES = ("cluster-policy", "gpu-cluster-policy")
@@ -59,8 +63,8 @@ DEFAULT_MIG_CONFIG_MAP = "default-mig-parted-config"
 CUSTOM_MIG_CONFIG_MAP = "custom-mig-parted-config"
 
 # The operator's default when spec.mig.strategy is unset.
-DEFAULT_MIG_STRATEGY = "single"
-POLICY_MIG_STRATEGIES = ("single", "mixed")
+DEFAULT_MIG_STRATEGY = MIG_STRATEGY_SINGLE
+POLICY_MIG_STRATEGIES = (MIG_STRATEGY_SINGLE, MIG_STRATEGY_MIXED)
 POLICY_STRATEGY_FIELD = "mig.strategy"
 POLICY_MIG_MANAGER_FIELD = "migManager.config"
 

@@ -27,7 +27,11 @@ SHARING_METHODS = (METHOD_TIME_SLICING, METHOD_MPS)
 
 # Key of each method under ``sharing:``.
 SHARING_KEYS = {METHOD_TIME_SLICING: "timeSlicing", METHOD_MPS: "mps"}
-DEVICE_PLUGIN_MIG_STRATEGIES = ("none", "single", "mixed")
+# MIG strategies (--mig-strategy of the device plugin and GFD, spec.mig.strategy of the ClusterPolicy).
+MIG_STRATEGY_NONE = "none"
+MIG_STRATEGY_SINGLE = "single"
+MIG_STRATEGY_MIXED = "mixed"
+DEVICE_PLUGIN_MIG_STRATEGIES = (MIG_STRATEGY_NONE, MIG_STRATEGY_SINGLE, MIG_STRATEGY_MIXED)
 MIN_REPLICAS = 2
 
 
@@ -133,7 +137,7 @@ def _validate_method(method_config, method, mig_strategy, where):
     for flag in ("renameByDefault", "failRequestsGreaterThanOne"):
         if method_config.get(flag) is not None and not isinstance(method_config[flag], bool):
             raise GpuShareError("%s.%s must be true or false, got %r" % (where, flag, method_config[flag]))
-    if method == METHOD_MPS and mig_strategy == "mixed":
+    if method == METHOD_MPS and mig_strategy == MIG_STRATEGY_MIXED:
         raise GpuShareError(
             "%s: MPS cannot be used with migStrategy mixed; use time-slicing or another MIG strategy" % where
         )
@@ -159,8 +163,8 @@ def _validate_method(method_config, method, mig_strategy, where):
         replicas = resource.get("replicas")
         if not _is_int(replicas) or replicas < MIN_REPLICAS:
             raise GpuShareError(
-                "%s: replicas of %s must be an integer >= %d, got %r; to stop sharing, remove the sharing config instead"
-                % (item, name, MIN_REPLICAS, replicas)
+                "%s: replicas of %s must be an integer >= %d, got %r; to stop sharing, remove the sharing config "
+                "instead" % (item, name, MIN_REPLICAS, replicas)
             )
 
 
@@ -177,7 +181,7 @@ def _check_resource_name(name, method, mig_strategy, item):
             "%s: time-slicing can share %s or %s<profile> (e.g. %s), got %s"
             % (item, RESOURCE_GPU, MIG_RESOURCE_PREFIX, mig_resource_name("1g.10gb"), name)
         )
-    if mig_strategy in ("none", "single"):
+    if mig_strategy in (MIG_STRATEGY_NONE, MIG_STRATEGY_SINGLE):
         raise GpuShareError(
             "%s: %s exists only with migStrategy mixed (with %s MIG devices are %s); set migStrategy mixed or share %s"
             % (item, name, mig_strategy, RESOURCE_GPU, RESOURCE_GPU)
@@ -204,7 +208,8 @@ def sharing_method_of(config):
 
 
 def parse_sharing_config(text, source="device plugin config"):
-    """Parse one ConfigMap key of device plugin config; raise GpuShareError if not YAML, not a mapping or not version v1.
+    """Parse one ConfigMap key of device plugin config; raise GpuShareError if not YAML, not a mapping or not
+    version v1.
 
     The sharing rules are checked separately by validate_sharing_config.
     """

@@ -27,7 +27,8 @@ MEMORY_TOLERANCE = 0.05
 _PROFILE_RE = re.compile(r"^([1-7])g\.([1-9][0-9]*)gb$")
 _SIZE_TOKEN_RE = re.compile(r"^([1-9][0-9]*)GB?$", re.IGNORECASE)
 _MIG_SUFFIX_RE = re.compile(r"-MIG-(.+)$")
-_SHARED_SUFFIX = "-SHARED"
+# GFD appends it to nvidia.com/gpu.product on nodes whose GPUs are shared (time-slicing, MPS) unless renamed.
+SHARED_PRODUCT_SUFFIX = "-SHARED"
 
 
 class GpuModel(object):
@@ -161,8 +162,8 @@ def base_product(product):
 def _split_product(product):
     """(base product, MIG part or None): ``NVIDIA-H100-PCIe-MIG-1g.10gb`` -> (``NVIDIA-H100-PCIe``, ``1g.10gb``)."""
     product = (product or "").strip()
-    if product.upper().endswith(_SHARED_SUFFIX):
-        product = product[: -len(_SHARED_SUFFIX)]
+    if product.upper().endswith(SHARED_PRODUCT_SUFFIX):
+        product = product[: -len(SHARED_PRODUCT_SUFFIX)]
     match = _MIG_SUFFIX_RE.search(product)
     if match:
         return product[: match.start()], match.group(1)

@@ -178,8 +178,8 @@ def _validate_entry(entry, model, where):
     max_slices = min(model.max_compute_slices, MAX_COMPUTE_SLICES)
     if compute_slices > max_slices:
         raise GpuShareError(
-            "%s: the layout uses %d compute slices per GPU, but a %s has %d; remove instances (the numbers before 'g' add up to the slices)"
-            % (where, compute_slices, model.name, max_slices)
+            "%s: the layout uses %d compute slices per GPU, but a %s has %d; remove instances (the numbers before "
+            "'g' add up to the slices)" % (where, compute_slices, model.name, max_slices)
         )
     if memory_slices > MEMORY_SLICES:
         raise GpuShareError(

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_MIXED,
     RESOURCE_GPU,
     RESOURCE_PREFIX,
     SHARED_RESOURCE_SUFFIX,
@@ -182,7 +183,7 @@ class NodeGpuState(object):
 
 def advertised_mig_devices(state):
     """profile -> MIG devices a node advertises: the mixed-strategy labels, or the single-strategy product and count."""
-    if state.mig_strategy == "mixed":
+    if state.mig_strategy == MIG_STRATEGY_MIXED:
         return dict(state.mig_resources)
     profile = mig_profile_of_product(state.product)
     return {profile: state.count} if profile else {}

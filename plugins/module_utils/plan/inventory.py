@@ -13,6 +13,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     policy_sharing_fields,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_STRATEGY_MIXED,
     RESOURCE_GPU,
     SHARING_KEYS,
     mig_resource_name,
@@ -91,8 +92,8 @@ def build_inventory(policy, config_map, nodes, pods):
         findings.append(
             dict(
                 object="ClusterPolicy/%s" % policy_fields["name"],
-                message="spec.devicePlugin.config.name names ConfigMap %s, which does not exist: the device plugin hangs until it does"
-                % policy_fields["device_plugin_config"]["name"],
+                message="spec.devicePlugin.config.name names ConfigMap %s, which does not exist: the device plugin "
+                "hangs until it does" % policy_fields["device_plugin_config"]["name"],
             )
         )
     default_key = policy_fields["device_plugin_config"]["default"] if policy_fields else None
@@ -115,7 +116,8 @@ def build_inventory(policy, config_map, nodes, pods):
         blocking = untolerated_taints(state.taints, tolerations)
         if blocking:
             entry["findings"].append(
-                "taints %s are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets (driver included) "
+                "taints %s are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets (driver "
+                "included) "
                 "never land on this node" % ", ".join("%s:%s" % (t.get("key"), t.get("effect")) for t in blocking)
             )
         gpu_nodes[state.name] = entry
@@ -128,7 +130,8 @@ def _capacity_finding(state, resource, expected, what):
     actual = state.capacity.get(advertised, 0)
     if actual != expected:
         return (
-            "capacity %s is %d, expected %s = %d; the device plugin has not applied the current config (restart its DaemonSet)"
+            "capacity %s is %d, expected %s = %d; the device plugin has not applied the current config (restart its "
+            "DaemonSet)"
             % (
                 advertised,
                 actual,
@@ -156,8 +159,8 @@ def findings_for_node(state, config_keys=None):
         )
     if state.mig_config_state == MIG_STATE_PENDING:
         findings.append(
-            "MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)"
-            % state.mig_config
+            "MIG change to %s is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts "
+            "them)" % state.mig_config
         )
     elif state.mig_config_state == MIG_STATE_FAILED:
         findings.append(
@@ -166,8 +169,8 @@ def findings_for_node(state, config_keys=None):
         )
     if state.paused_components and state.mig_config_state != MIG_STATE_PENDING:
         findings.append(
-            "labels %s=%s are left behind while no MIG change is pending; the operands stay stopped until they are removed"
-            % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
+            "labels %s=%s are left behind while no MIG change is pending; the operands stay stopped until they are "
+            "removed" % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
         )
     if state.product and state.product.endswith(MIG_INVALID_SUFFIX):
         findings.append(
@@ -181,7 +184,7 @@ def findings_for_node(state, config_keys=None):
         findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
         return findings
 
-    if state.mig_strategy == "mixed" and state.mig_resources:
+    if state.mig_strategy == MIG_STRATEGY_MIXED and state.mig_resources:
         for profile, count in sorted(state.mig_resources.items()):
             replicas = _to_int(state.labels.get(mig_label(profile, "replicas"))) or 1
             finding = _capacity_finding(

@@ -24,6 +24,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     mig_manager_config_of,
     mig_strategy_of,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_STRATEGY_MIXED,
+    MIG_STRATEGY_SINGLE,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import mig_profile_of_product
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     ALL_DISABLED,
@@ -51,7 +55,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import clo
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet, ObjectWrites, recorded
 
 STUCK_HINT = (
-    "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log and that no "
+    "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log "
+    "and that no "
     "GPU pod runs on the node; once the cause is gone, set nvidia.com/mig.config again and remove leftover "
     "nvidia.com/gpu.deploy.*=paused-for-mig-change labels (set them back to true)"
 )
@@ -197,12 +202,13 @@ def validate_request(request):
     if request.layout is not None:
         if not request.config_name:
             raise GpuShareError(
-                "A custom layout needs config_name: the name it gets in the mig-parted ConfigMap and the nodes' %s label."
-                % LABEL_MIG_CONFIG
+                "A custom layout needs config_name: the name it gets in the mig-parted ConfigMap and the nodes' %s "
+                "label." % LABEL_MIG_CONFIG
             )
         if is_shipped_config_name(request.config_name):
             raise GpuShareError(
-                "config_name %r is a shipped MIG config name: a custom layout under it would change what it means on every "
+                "config_name %r is a shipped MIG config name: a custom layout under it would change what it means on "
+                "every "
                 "GPU model; choose another name" % request.config_name
             )
     if not request.node_names:
@@ -224,7 +230,7 @@ def _current_layout(state, configs):
 def physical_gpu_count(state, configs):
     """The node's physical GPUs. GFD's single strategy counts MIG devices in ``gpu.count`` instead, so
     the count is then derived from the layout the node's label names; None when that is not possible."""
-    profile = mig_profile_of_product(state.product) if state.mig_strategy == "single" else None
+    profile = mig_profile_of_product(state.product) if state.mig_strategy == MIG_STRATEGY_SINGLE else None
     if not profile:
         return state.count
     layout = _current_layout(state, configs)
@@ -244,7 +250,8 @@ def _node_layout(request, state, gpu_count):
     uncovered = _uncovered_gpus(request.layout, gpu_count)
     if uncovered:
         raise GpuShareError(
-            "node %s: the layout leaves GPU(s) %s of its %d unassigned, and mig-parted would leave them as they are; list them "
+            "node %s: the layout leaves GPU(s) %s of its %d unassigned, and mig-parted would leave them as they are; "
+            "list them "
             "(with mig-enabled: false to turn MIG off) or use devices: all"
             % (state.name, ", ".join(map(str, uncovered)), gpu_count)
         )
@@ -262,19 +269,21 @@ def _validate_node(request, state, configs, strategy):
         )
     if state.mig_config == request.target_config and state.mig_config_state == MIG_STATE_FAILED:
         raise GpuShareError(
-            "node %s: its MIG change to %s failed, and mig-manager does not retry an unchanged label; remove the cause (GPU "
+            "node %s: its MIG change to %s failed, and mig-manager does not retry an unchanged label; remove the "
+            "cause (GPU "
             "pods, see the node's MigConfigFailed events), then apply another config first (e.g. all-disabled)"
             % (state.name, state.mig_config)
         )
     gpu_count = physical_gpu_count(state, configs)
     if gpu_count is None:
         raise GpuShareError(
-            "node %s: cannot tell its number of physical GPUs (%s=%s with strategy single names %d MIG devices of a layout "
+            "node %s: cannot tell its number of physical GPUs (%s=%s with strategy single names %d MIG devices of a "
+            "layout "
             "that is not uniform); switch it to all-disabled first"
             % (state.name, LABEL_MIG_CONFIG, state.mig_config, state.count)
         )
     layout = _node_layout(request, state, gpu_count)
-    if strategy == "single":
+    if strategy == MIG_STRATEGY_SINGLE:
         problem = single_strategy_problem(layout, gpu_count)
         if problem:
             raise GpuShareError("node %s: %s" % (state.name, problem))
@@ -324,7 +333,8 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
             )
         elif request.config not in active_configs:
             errors.append(
-                "MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add it there or give "
+                "MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add "
+                "it there or give "
                 "the layout with layout and config_name" % (platform_namespace, active_name, request.config)
             )
     policy_patch = {}
@@ -333,7 +343,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         _plan_config_map(
             plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records
         )
-    if strategy == "mixed" and current_strategy != "mixed":
+    if strategy == MIG_STRATEGY_MIXED and current_strategy != MIG_STRATEGY_MIXED:
         # The strategy is cluster-wide and the device plugin rejects MPS with migStrategy mixed.
         mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
         if mps_nodes:
@@ -382,7 +392,8 @@ def _plan_config_map(
         users = sorted(name for name, state in states.items() if state.mig_config == request.config_name)
         if users:
             errors.append(
-                "config %s already exists in ConfigMap %s with another layout and node(s) %s use it; mig-manager does not reload a "
+                "config %s already exists in ConfigMap %s with another layout and node(s) %s use it; mig-manager "
+                "does not reload a "
                 "config edited under the same name (gpu-operator #891): give the new layout a new config_name"
                 % (request.config_name, request.config_map, ", ".join(users))
             )

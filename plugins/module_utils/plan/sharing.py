@@ -19,12 +19,14 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     METHOD_MPS,
     MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_MIXED,
     RESOURCE_GPU,
     SHARED_RESOURCE_SUFFIX,
     SHARING_KEYS,
     parse_sharing_config,
     sharing_method_of,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import SHARED_PRODUCT_SUFFIX
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     LABEL_REPLICAS,
@@ -40,8 +42,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     device_plugin_config_patch,
     recorded,
 )
-
-SHARED_PRODUCT_SUFFIX = "-SHARED"
 
 
 class SharingRequest(object):
@@ -87,7 +87,7 @@ class NodeExpectation(object):
                 problems.append("product %s still ends in %s" % (state.product, SHARED_PRODUCT_SUFFIX))
             if not state.mig_enabled:
                 _expect(problems, "allocatable " + RESOURCE_GPU, state.allocatable.get(RESOURCE_GPU, 0), state.count)
-            if state.mig_strategy == "mixed":  # time-sliced MIG resources must be back to one replica each
+            if state.mig_strategy == MIG_STRATEGY_MIXED:  # time-sliced MIG resources must be back to one replica each
                 for profile, instances in sorted(state.mig_resources.items()):
                     _expect(
                         problems,
@@ -165,7 +165,7 @@ def validate_targets(request, states):
         if not state.is_gpu_node:
             errors.append("node %s has no NVIDIA GPU (no nvidia.com/gpu.present label or GPU capacity)" % state.name)
             continue
-        if method == METHOD_MPS and (state.mig_enabled or state.mig_strategy == "mixed"):
+        if method == METHOD_MPS and (state.mig_enabled or state.mig_strategy == MIG_STRATEGY_MIXED):
             errors.append(
                 "node %s has MIG enabled (strategy %s): MPS shares only whole GPUs; disable MIG first (gpu_reset or "
                 "gpu_mig_config config=all-disabled)" % (state.name, state.mig_strategy)
@@ -255,8 +255,8 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
     if (policy_name, policy_default) != (request.config_map, new_default):
         if policy_name and policy_name != request.config_map:
             plan.warnings.append(
-                "ClusterPolicy %s pointed at ConfigMap %s; it now points at %s, so profiles kept only in %s no longer apply."
-                % (policy["metadata"]["name"], policy_name, request.config_map, policy_name)
+                "ClusterPolicy %s pointed at ConfigMap %s; it now points at %s, so profiles kept only in %s no "
+                "longer apply." % (policy["metadata"]["name"], policy_name, request.config_map, policy_name)
             )
         plan.policy_patch = device_plugin_config_patch(policy, request.config_map, new_default)
     plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": request.config_map, "default": new_default}}

@@ -12,7 +12,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import
 
 
 def new_result(operator, plan, fleet, node_names, **fields):
-    """``changed``, ``cluster_policy``, ``namespace``, ``diff`` and ``nodes`` (each with ``before``), plus ``fields``."""
+    """``changed``, ``cluster_policy``, ``namespace``, ``diff`` and ``nodes`` (each with ``before``), plus
+    ``fields``."""
     result = dict(
         changed=plan.changed,
         cluster_policy=operator.policy_name,

@@ -23,8 +23,8 @@ def resolve_node_names(kube, nodes_option):
             hint = ""
             if LABEL_PRODUCT in selector:
                 hint = (
-                    " %s gains a -SHARED suffix once GPUs are shared: select by a label that does not change (gpu.machine, a pool label)."
-                    % LABEL_PRODUCT
+                    " %s gains a -SHARED suffix once GPUs are shared: select by a label that does not change "
+                    "(gpu.machine, a pool label)." % LABEL_PRODUCT
                 )
             raise GpuShareError(
                 "The node selector %r matches no node; check the label (kubectl get nodes -l '%s').%s"
