@@ -52,6 +52,7 @@ FORMATTED := plugins tests testbed benchmarks
 test-format: venv
 	$(VENV)/bin/isort --check-only --diff $(FORMATTED)
 	$(VENV)/bin/black --check $(FORMATTED)
+	@! grep -rn --include='*.py' '.\{121,\}' $(FORMATTED) || { echo "lines over 120 columns (above)"; exit 1; }
 
 format: venv
 	$(VENV)/bin/isort -q $(FORMATTED)

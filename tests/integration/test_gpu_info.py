@@ -182,7 +182,8 @@ def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module)
 
     assert_ok(result)
     assert messages(result, "Node/" + name) == [
-        "capacity nvidia.com/gpu is 2, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 4 = 8; the device plugin has not "
+        "capacity nvidia.com/gpu is 2, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 4 = 8; the device "
+        "plugin has not "
         "applied the current config (restart its DaemonSet)"
     ]
     assert result["nodes"][name]["findings"] == messages(result, "Node/" + name)
@@ -200,7 +201,8 @@ def test_a_label_naming_a_missing_key(kube, run_module):
     assert_ok(result)
     assert result["profiles"]["shared-by-2"]["resources"] == {"nvidia.com/gpu": 2}
     assert messages(result, "Node/" + node) == [
-        "label nvidia.com/device-plugin.config=shared-by-4 names no key of the device plugin ConfigMap (keys: shared-by-2); the plugin ignores it"
+        "label nvidia.com/device-plugin.config=shared-by-4 names no key of the device plugin ConfigMap (keys: "
+        "shared-by-2); the plugin ignores it"
     ]
     assert messages(result, "ClusterPolicy/" + kube.profile.policy_name) == [
         "spec.devicePlugin.config.default names key shared-by-3, which the ConfigMap lacks"
@@ -214,7 +216,8 @@ def test_a_policy_naming_a_missing_configmap(kube, run_module):
 
     assert_ok(result)
     assert messages(result, "ClusterPolicy/" + kube.profile.policy_name) == [
-        "spec.devicePlugin.config.name names ConfigMap no-such-config, which does not exist: the device plugin hangs until it does"
+        "spec.devicePlugin.config.name names ConfigMap no-such-config, which does not exist: the device plugin hangs "
+        "until it does"
     ]
     assert result["profiles"] == {}
 
@@ -236,7 +239,8 @@ def test_paused_for_mig_change_labels_left_behind(kube, run_module):
     assert_ok(result)
     assert result["nodes"][node]["paused_components"] == ["device-plugin", "gpu-feature-discovery"]
     assert messages(result, "Node/" + node) == [
-        "labels nvidia.com/gpu.deploy.device-plugin, nvidia.com/gpu.deploy.gpu-feature-discovery=paused-for-mig-change are left behind "
+        "labels nvidia.com/gpu.deploy.device-plugin, "
+        "nvidia.com/gpu.deploy.gpu-feature-discovery=paused-for-mig-change are left behind "
         "while no MIG change is pending; the operands stay stopped until they are removed"
     ]
 
@@ -260,8 +264,8 @@ def test_mig_changes_pending_and_failed(kube, run_module):
         % pending_config
     ]
     assert messages(result, "Node/" + failed) == [
-        "MIG change to %s failed; stop the GPU pods on the node, then set nvidia.com/mig.config again (or to another name) to retry"
-        % failed_config
+        "MIG change to %s failed; stop the GPU pods on the node, then set nvidia.com/mig.config again (or to another "
+        "name) to retry" % failed_config
     ]
 
 

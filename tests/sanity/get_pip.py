@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-MARKER = 'gpushare.k8s offline get-pip stand-in'  # run.sh looks for this line before replacing the file
+MARKER = "gpushare.k8s offline get-pip stand-in"  # run.sh looks for this line before replacing the file
 
 
 def bundled_pip_wheel():
@@ -31,29 +31,29 @@ def bundled_pip_wheel():
     except ImportError:
         return None
 
-    wheels = sorted(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), '_bundled', 'pip-*.whl')))
+    wheels = sorted(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", "pip-*.whl")))
 
     return wheels[-1] if wheels else None
 
 
 def main():
     """Install the requested pip into the running interpreter's environment."""
-    args = [arg for arg in sys.argv[1:] if arg not in ('--no-setuptools', '--no-wheel')]
+    args = [arg for arg in sys.argv[1:] if arg not in ("--no-setuptools", "--no-wheel")]
 
-    if not any(not arg.startswith('-') for arg in args):
-        args.append('pip')
+    if not any(not arg.startswith("-") for arg in args):
+        args.append("pip")
 
     wheel = bundled_pip_wheel()
 
     if wheel:
         # A pip wheel is directly runnable: <wheel>/pip is its __main__ package.
-        cmd = [sys.executable, os.path.join(wheel, 'pip'), 'install'] + args
+        cmd = [sys.executable, os.path.join(wheel, "pip"), "install"] + args
     else:
-        subprocess.check_call([sys.executable, '-m', 'ensurepip', '--default-pip'])
-        cmd = [sys.executable, '-m', 'pip', 'install'] + args
+        subprocess.check_call([sys.executable, "-m", "ensurepip", "--default-pip"])
+        cmd = [sys.executable, "-m", "pip", "install"] + args
 
     sys.exit(subprocess.call(cmd))
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     main()

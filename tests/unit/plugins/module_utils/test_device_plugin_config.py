@@ -141,7 +141,8 @@ def test_build_refusals(kwargs, message):
         "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: gpu\n      replicas: 2\n",
         "sharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n",
         "version: v1\nflags: {migStrategy: mixed}\nsharing:\n  timeSlicing:\n    renameByDefault: true\n"
-        "    resources:\n    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n    - {name: nvidia.com/mig-2g.20gb, replicas: 3}\n",
+        "    resources:\n    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n    - {name: nvidia.com/mig-2g.20gb, "
+        "replicas: 3}\n",
     ],
 )
 def test_validate_accepts(text):

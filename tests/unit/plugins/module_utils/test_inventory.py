@@ -284,7 +284,8 @@ def test_build_inventory_of_a_healthy_cluster():
 def test_policy_naming_a_missing_config_map():
     inventory = build_inventory(cluster_policy(config_name=CONFIG_MAP, default="t4"), None, [t4_node("t4-a")], [])
     assert findings_about(inventory, "ClusterPolicy/cluster-policy") == [
-        "spec.devicePlugin.config.name names ConfigMap time-slicing-config, which does not exist: the device plugin hangs until it does"
+        "spec.devicePlugin.config.name names ConfigMap time-slicing-config, which does not exist: the device plugin "
+        "hangs until it does"
     ]
     assert inventory["profiles"] == {}
 
@@ -311,7 +312,8 @@ def test_untolerated_taint_is_a_node_finding():
     )
     inventory = build_inventory(policy, None, [tainted], [])
     expected = (
-        "taints dedicated:NoSchedule are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets (driver included) "
+        "taints dedicated:NoSchedule are not tolerated by spec.daemonsets.tolerations: the operator's DaemonSets "
+        "(driver included) "
         "never land on this node"
     )
     assert inventory["nodes"]["t4-a"]["findings"] == [expected]
@@ -348,7 +350,8 @@ def test_node_findings_are_forwarded():
         "capacity nvidia.com/gpu is 1, expected nvidia.com/gpu.count 1 x nvidia.com/gpu.replicas 4 = 4"
     ]
     assert findings_about(inventory, "Node/a100-1") == [
-        "label nvidia.com/device-plugin.config=a100-typo names no key of the device plugin ConfigMap (keys: t4); the plugin ignores it"
+        "label nvidia.com/device-plugin.config=a100-typo names no key of the device plugin ConfigMap (keys: t4); the "
+        "plugin ignores it"
     ]
     assert findings_about(inventory, "Node/new-gpu") == [
         "label nvidia.com/gpu.count is missing; GPU Feature Discovery is not running on the node"

@@ -223,8 +223,8 @@ def test_paused_labels_left_behind():
     findings = findings_for_node(state)
     assert len(findings) == 1
     assert (
-        "nvidia.com/gpu.deploy.dcgm-exporter, nvidia.com/gpu.deploy.device-plugin, nvidia.com/gpu.deploy.gpu-feature-discovery"
-        in findings[0]
+        "nvidia.com/gpu.deploy.dcgm-exporter, nvidia.com/gpu.deploy.device-plugin, "
+        "nvidia.com/gpu.deploy.gpu-feature-discovery" in findings[0]
     )
     assert "left behind while no MIG change is pending" in findings[0]
 
@@ -236,7 +236,8 @@ def test_pending_mig_change_is_reported_without_capacity_noise():
     pending["status"]["capacity"]["nvidia.com/gpu"] = "0"
     findings = findings_for_node(NodeGpuState.from_node(pending))
     assert findings == [
-        "MIG change to all-1g.10gb is pending; it cannot finish while GPU pods run on the node (mig-manager never evicts them)"
+        "MIG change to all-1g.10gb is pending; it cannot finish while GPU pods run on the node (mig-manager never "
+        "evicts them)"
     ]
 
 
@@ -259,7 +260,8 @@ def test_mig_invalid_product():
     assert state.mig_enabled is True
     assert state.gpu_model.name == "H100 80GB"
     assert findings_for_node(state) == [
-        "GPU Feature Discovery reports an inconsistent MIG layout (NVIDIA-H100-80GB-HBM3-MIG-INVALID); apply a layout valid for this GPU"
+        "GPU Feature Discovery reports an inconsistent MIG layout (NVIDIA-H100-80GB-HBM3-MIG-INVALID); apply a "
+        "layout valid for this GPU"
     ]
 
 
@@ -283,7 +285,8 @@ def test_time_sliced_capacity(capacity, expected):
 def test_unknown_config_key():
     findings = findings_for_node(NodeGpuState.from_node(T4_TIME_SLICED), config_keys=["any", "a100"])
     assert findings == [
-        "label nvidia.com/device-plugin.config=t4 names no key of the device plugin ConfigMap (keys: a100, any); the plugin ignores it"
+        "label nvidia.com/device-plugin.config=t4 names no key of the device plugin ConfigMap (keys: a100, any); the "
+        "plugin ignores it"
     ]
     assert findings_for_node(NodeGpuState.from_node(T4_TIME_SLICED), config_keys=[])[0].endswith(
         "(keys: none); the plugin ignores it"

@@ -360,7 +360,8 @@ MIXED_TS_MISSING = build_sharing_config("time-slicing", 2, resources=["nvidia.co
             TS4,
             ["h100-single"],
             None,
-            r"node h100-single has its GPUs in MIG mode \(NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\): nvidia.com/gpu counts MIG devices",
+            r"node h100-single has its GPUs in MIG mode \(NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\): "
+            r"nvidia.com/gpu counts MIG devices",
             id="mig-single-gpu",
         ),
         pytest.param(TS4, ["h100-mixed"], None, r"node h100-mixed has its GPUs in MIG mode", id="mig-mixed-gpu"),
