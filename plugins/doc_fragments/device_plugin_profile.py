@@ -83,3 +83,21 @@ options:
     type: int
     default: 300
 """
+
+    # What both profile modules return about the profile (RETURN fragment).
+    RETURN = r"""
+config_map:
+  description: The device-plugin ConfigMap.
+  returned: always
+  type: str
+  sample: time-slicing-config
+config_key:
+  description: The profile's key in the ConfigMap.
+  returned: always
+  type: str
+  sample: time-slicing
+restarted:
+  description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
+  returned: always
+  type: bool
+"""

@@ -23,3 +23,17 @@ options:
         C(nvidia-gpu-operator), C(kube-system)).
     type: str
 """
+
+    # What every module that found the operator returns about it (RETURN fragment).
+    RETURN = r"""
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+"""

@@ -188,16 +188,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-cluster_policy:
-  description: Name of the ClusterPolicy used.
-  returned: always
-  type: str
-  sample: gpu-cluster-policy
-namespace:
-  description: Namespace of the GPU Operator's operands.
-  returned: always
-  type: str
-  sample: nvidia-gpu-operator
+extends_documentation_fragment:
+  - gpushare.k8s.operator
+  - gpushare.k8s.drain
 mig_config:
   description: The MIG configuration the nodes are labelled with (I(config), or I(config_name) for a layout).
   returned: always
@@ -215,16 +208,6 @@ strategy:
   sample: mixed
 skipped_nodes:
   description: Target nodes without MIG left alone by C(config=all-disabled).
-  returned: always
-  type: list
-  elements: str
-evicted:
-  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
-  returned: always
-  type: dict
-  sample: {"gpu-a100-0": ["team-a/trainer-0"]}
-cordoned:
-  description: Nodes cordoned for the change (and uncordoned after it succeeded).
   returned: always
   type: list
   elements: str

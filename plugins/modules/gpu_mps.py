@@ -64,26 +64,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-cluster_policy:
-  description: Name of the ClusterPolicy used.
-  returned: always
-  type: str
-  sample: gpu-cluster-policy
-namespace:
-  description: Namespace of the GPU Operator's operands.
-  returned: always
-  type: str
-  sample: nvidia-gpu-operator
-config_map:
-  description: The device-plugin ConfigMap.
-  returned: always
-  type: str
-  sample: time-slicing-config
-config_key:
-  description: The profile's key in the ConfigMap.
-  returned: always
-  type: str
-  sample: mps
+extends_documentation_fragment:
+  - gpushare.k8s.operator
+  - gpushare.k8s.device_plugin_profile
 config:
   description: The device-plugin configuration written under I(config_key) (null when I(state=absent)).
   returned: always
@@ -91,10 +74,6 @@ config:
   sample:
     version: v1
     sharing: {"mps": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}}
-restarted:
-  description: Whether the device-plugin DaemonSet was (or in check mode would be) restarted.
-  returned: always
-  type: bool
 nodes:
   description:
     - Per affected node, what it advertised before and after, and the per-client MPS limits.

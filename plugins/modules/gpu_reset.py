@@ -121,16 +121,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-cluster_policy:
-  description: Name of the ClusterPolicy used.
-  returned: always
-  type: str
-  sample: gpu-cluster-policy
-namespace:
-  description: Namespace of the GPU Operator's operands.
-  returned: always
-  type: str
-  sample: nvidia-gpu-operator
+extends_documentation_fragment:
+  - gpushare.k8s.operator
+  - gpushare.k8s.drain
 config_map:
   description: The device-plugin ConfigMap.
   returned: when I(restore=false)
@@ -143,16 +136,6 @@ restarted:
 mig_disabled:
   description: Nodes whose MIG configuration was set to C(all-disabled).
   returned: when I(restore=false)
-  type: list
-  elements: str
-evicted:
-  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
-  returned: always
-  type: dict
-  sample: {"gpu-t4-0": ["team-a/notebook-0"]}
-cordoned:
-  description: Nodes cordoned for the change (and uncordoned after it succeeded).
-  returned: always
   type: list
   elements: str
 nodes:
