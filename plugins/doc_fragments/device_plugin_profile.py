@@ -52,14 +52,6 @@ options:
       - The nodes to label with the profile. Give I(names), a label I(selector), or both.
       - With I(state=present), either I(nodes) or I(make_default=true) is required.
     type: dict
-    suboptions:
-      names:
-        description: Node names.
-        type: list
-        elements: str
-      selector:
-        description: A label selector, as in C(kubectl get nodes -l).
-        type: str
   make_default:
     description:
       - Make the profile the ClusterPolicy's default (C(spec.devicePlugin.config.default)), which

@@ -37,6 +37,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
+  - gpushare.k8s.nodes
 attributes:
   check_mode:
     support: full
@@ -91,15 +92,6 @@ options:
       - The nodes to reconfigure. Give I(names), a label I(selector), or both.
     type: dict
     required: true
-    suboptions:
-      names:
-        description: Node names.
-        type: list
-        elements: str
-      selector:
-        description: A label selector, as in C(kubectl get nodes -l). Prefer a label MIG does not change
-          (C(nvidia.com/gpu.machine), a pool label), since C(nvidia.com/gpu.product) changes with the single strategy.
-        type: str
   drain:
     description:
       - Cordon the nodes to reconfigure, evict their GPU pods through the Eviction API (a PodDisruptionBudget that

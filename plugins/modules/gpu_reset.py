@@ -31,6 +31,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
+  - gpushare.k8s.nodes
 attributes:
   check_mode:
     support: full
@@ -45,14 +46,6 @@ options:
     description:
       - The nodes to reset, by I(names) and/or label I(selector). Default is every GPU node.
     type: dict
-    suboptions:
-      names:
-        description: Node names.
-        type: list
-        elements: str
-      selector:
-        description: A label selector, as in C(kubectl get nodes -l).
-        type: str
   config_key:
     description:
       - Point the nodes at this existing profile instead of removing their label.

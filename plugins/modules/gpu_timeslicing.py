@@ -26,6 +26,7 @@ extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.device_plugin_profile
   - gpushare.k8s.operator
+  - gpushare.k8s.nodes
 attributes:
   check_mode:
     support: full

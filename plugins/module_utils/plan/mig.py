@@ -417,18 +417,9 @@ def _plan_nodes(plan, config_name, fleet, counts, strategy):
     plan.before["nodes"] = {}
     plan.after["nodes"] = {}
     for name in sorted(plan.layouts):
-        current = fleet.states[name].mig_config
-        plan.before["nodes"][name] = {LABEL_MIG_CONFIG: current}
-        plan.after["nodes"][name] = {LABEL_MIG_CONFIG: config_name}
-        if current != config_name:
-            # The state label is cleared with the change so that the old change's success (or failure)
-            # is never mistaken for this one's; mig-manager sets it again as it starts.
-            plan.node_patches[name] = recorded(
-                fleet.nodes[name],
-                {"metadata": {"labels": {LABEL_MIG_CONFIG: config_name, LABEL_MIG_CONFIG_STATE: None}}},
-                "labels",
-                {LABEL_MIG_CONFIG: current},
-            )
+        # The state label is cleared with the change so that the old change's success (or failure) is
+        # never mistaken for this one's; mig-manager sets it again as it starts.
+        plan.relabel(fleet, name, LABEL_MIG_CONFIG, config_name, also={LABEL_MIG_CONFIG_STATE: None})
         plan.expectations[name] = MigExpectation(
             config_name, expected_devices(plan.layouts[name], counts[name]), strategy
         )

@@ -82,6 +82,19 @@ class ObjectWrites(object):
             or self.restart
         )
 
+    def relabel(self, fleet, name, label, value, also=None):
+        """Set node ``name``'s ``label`` to ``value`` (None removes it), recording the value it had; ``also``
+        adds more labels to the same patch. The diff shows the label before and after either way."""
+        current = (fleet.nodes[name]["metadata"].get("labels") or {}).get(label)
+        self.before.setdefault("nodes", {})[name] = {label: current}
+        self.after.setdefault("nodes", {})[name] = {label: value}
+        if current != value:
+            labels = dict(also or {})
+            labels[label] = value
+            self.node_patches[name] = recorded(
+                fleet.nodes[name], {"metadata": {"labels": labels}}, "labels", {label: current}
+            )
+
     def changing_nodes(self, fleet):
         """Nodes whose GPUs this plan changes: relabelled, or not yet showing what they must show."""
         return sorted(

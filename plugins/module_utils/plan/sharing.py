@@ -288,16 +288,7 @@ def label_nodes(plan, fleet, names, key):
     plan.before.setdefault("nodes", {})
     plan.after.setdefault("nodes", {})
     for name in names:
-        current = fleet.states[name].device_plugin_config
-        plan.before["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: current}
-        plan.after["nodes"][name] = {LABEL_DEVICE_PLUGIN_CONFIG: key}
-        if current != key:
-            plan.node_patches[name] = recorded(
-                fleet.nodes[name],
-                {"metadata": {"labels": {LABEL_DEVICE_PLUGIN_CONFIG: key}}},
-                "labels",
-                {LABEL_DEVICE_PLUGIN_CONFIG: current},
-            )
+        plan.relabel(fleet, name, LABEL_DEVICE_PLUGIN_CONFIG, key)
 
 
 def _plan_absent(plan, request, fleet, policy, config_map, existing_text):
