@@ -40,6 +40,7 @@ cluster() {
         GPUSHARE_APISERVER_PORT=${APISERVER_PORT[$profile]} "$PY" "$REPO/testbed/cluster.py" "$@"
 }
 
+# shellcheck disable=SC2317 # called by the EXIT trap
 stop_all() {
     for profile in $PROFILES; do cluster "$profile" down >/dev/null 2>&1; done
 }
