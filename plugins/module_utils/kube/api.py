@@ -76,6 +76,12 @@ class KubeApi(object):
     def _timeout(self):
         return self.retry_policy.request_timeout
 
+    def _merge_patch(self, patch_function, *args):
+        """A JSON merge patch (RFC 7386) through one of the typed APIs, returning the object as a dict."""
+        return _json(
+            patch_function(*args, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=self._timeout)
+        )
+
     # --- nodes -----------------------------------------------------------------------------
     @api_call("list nodes")
     def list_nodes(self, label_selector=None):
@@ -86,11 +92,7 @@ class KubeApi(object):
 
     @api_call("patch node {name}", write=True)
     def patch_node(self, name, patch):
-        return _json(
-            self.core.patch_node(
-                name, patch, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        return self._merge_patch(self.core.patch_node, name, patch)
 
     def watch_nodes(self, resource_version, timeout_seconds, label_selector=None):
         """Yield (event type, node dict) from a node watch that ends after ``timeout_seconds``."""
@@ -231,16 +233,7 @@ class KubeApi(object):
 
     @api_call("patch ConfigMap {namespace}/{name}", write=True)
     def patch_config_map(self, namespace, name, patch):
-        return _json(
-            self.core.patch_namespaced_config_map(
-                name,
-                namespace,
-                patch,
-                _content_type=MERGE_PATCH,
-                _preload_content=False,
-                _request_timeout=self._timeout,
-            )
-        )
+        return self._merge_patch(self.core.patch_namespaced_config_map, name, namespace, patch)
 
     @api_call("delete ConfigMap {namespace}/{name}", write=True)
     def delete_config_map(self, namespace, name):
@@ -274,17 +267,13 @@ class KubeApi(object):
 
     @api_call("patch ClusterPolicy {name}", write=True)
     def patch_cluster_policy(self, name, patch):
-        return _json(
-            self.custom.patch_cluster_custom_object(
-                CLUSTER_POLICY_GROUP,
-                CLUSTER_POLICY_VERSION,
-                CLUSTER_POLICY_PLURAL,
-                name,
-                patch,
-                _content_type=MERGE_PATCH,
-                _preload_content=False,
-                _request_timeout=self._timeout,
-            )
+        return self._merge_patch(
+            self.custom.patch_cluster_custom_object,
+            CLUSTER_POLICY_GROUP,
+            CLUSTER_POLICY_VERSION,
+            CLUSTER_POLICY_PLURAL,
+            name,
+            patch,
         )
 
     @api_call("read DaemonSet {namespace}/{name}")
@@ -310,16 +299,7 @@ class KubeApi(object):
 
     @api_call("patch DaemonSet {namespace}/{name}", write=True)
     def patch_daemon_set(self, namespace, name, patch):
-        return _json(
-            self.apps.patch_namespaced_daemon_set(
-                name,
-                namespace,
-                patch,
-                _content_type=MERGE_PATCH,
-                _preload_content=False,
-                _request_timeout=self._timeout,
-            )
-        )
+        return self._merge_patch(self.apps.patch_namespaced_daemon_set, name, namespace, patch)
 
     def _get_or_none(self, read_function, *args):
         from kubernetes.client.exceptions import ApiException
