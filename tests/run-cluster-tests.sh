@@ -5,21 +5,22 @@
 #
 #   tests/run-cluster-tests.sh [pytest arguments...]
 #
-# GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The profiles run at the
-# same time (GPUSHARE_PARALLEL at once, default 3): each on its own cluster, in
-# $GPUSHARE_CLUSTER_DIR/<profile> (default .cluster-tests/<profile>), on its own block of ports, so
-# nothing one profile's tests do can be seen by another's; within a profile the tests run one after
-# the other and every test starts from a freshly seeded fleet. The tests of a profile are told which
-# one runs through GPUSHARE_PROFILE. pytest's exit code 5 (no test collected for a profile) counts
-# as success. Every cluster is stopped at the end, whatever happened.
-# Logs and JUnit XML: tests/output/cluster/<profile>.*
+# GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The work is split into
+# jobs that run at the same time (GPUSHARE_PARALLEL at once, default 4), each on its own cluster, in
+# $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own block of ports, so nothing one
+# job's tests do can be seen by another's; within a job the tests run one after the other and every
+# test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
+# two jobs: openshift-mig (the simulator's own tests and the MIG and reset tests) and openshift (the
+# rest, and the Molecule scenario). The tests of a job are told their profile through
+# GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts as success. Every cluster is
+# stopped at the end, whatever happened. Logs and JUnit XML: tests/output/cluster/<job>.*
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-3}
+PARALLEL=${GPUSHARE_PARALLEL:-4}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -28,66 +29,78 @@ export ANSIBLE_COLLECTIONS_PATH="$REPO/.build"
 unset GPUSHARE_PROFILE
 mkdir -p "$OUT" "$CLUSTERS"
 
-# One block of ports per profile: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
+# The openshift-mig job's files; the openshift job runs every other integration test.
+MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py"
+
+# One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2). Far from the defaults (23790, 16443) that a developer's own cluster uses.
-declare -A ETCD_PORT=([openshift]=24790 [scaleway]=24890 [vks]=24990)
-declare -A APISERVER_PORT=([openshift]=17443 [scaleway]=17543 [vks]=17643)
+declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [scaleway]=24890 [vks]=24990)
+declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [scaleway]=17543 [vks]=17643)
+
+JOBS=""
+for profile in $PROFILES; do
+    [ "$profile" = openshift ] && JOBS="$JOBS openshift-mig"
+    JOBS="$JOBS $profile"
+done
 
 cluster() {
-    local profile=$1
+    local job=$1
     shift
-    GPUSHARE_CLUSTER_DIR="$CLUSTERS/$profile" GPUSHARE_ETCD_PORT=${ETCD_PORT[$profile]} \
-        GPUSHARE_APISERVER_PORT=${APISERVER_PORT[$profile]} "$PY" "$REPO/testbed/cluster.py" "$@"
+    GPUSHARE_CLUSTER_DIR="$CLUSTERS/$job" GPUSHARE_ETCD_PORT=${ETCD_PORT[$job]} \
+        GPUSHARE_APISERVER_PORT=${APISERVER_PORT[$job]} "$PY" "$REPO/testbed/cluster.py" "$@"
 }
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 stop_all() {
-    for profile in $PROFILES; do cluster "$profile" down >/dev/null 2>&1; done
+    for job in $JOBS; do cluster "$job" down >/dev/null 2>&1; done
 }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# Runs one profile: cluster, pytest, Molecule. Writes <profile>.status ("rc seconds summary").
-run_profile() {
-    local profile=$1
+# Runs one job: cluster, pytest, Molecule (not for openshift-mig). Writes <job>.status ("rc seconds summary").
+run_job() {
+    local job=$1
     shift
-    local dir="$CLUSTERS/$profile" started rc summary
+    local profile=${job%-mig} dir="$CLUSTERS/$job" started rc summary paths
     started=$(date +%s)
-    cluster "$profile" down >/dev/null 2>&1
-    if ! cluster "$profile" up --profile "$profile" >"$OUT/$profile-cluster.log" 2>&1; then
-        echo "1 $(($(date +%s) - started)) the cluster did not start (see $OUT/$profile-cluster.log)" >"$OUT/$profile.status"
+    cluster "$job" down >/dev/null 2>&1
+    if ! cluster "$job" up --profile "$profile" >"$OUT/$job-cluster.log" 2>&1; then
+        echo "1 $(($(date +%s) - started)) the cluster did not start (see $OUT/$job-cluster.log)" >"$OUT/$job.status"
         return
     fi
-    # The simulator's own tests use the openshift fleet (and start their own throwaway cluster).
-    local paths="tests/integration"
-    [ "$profile" = openshift ] && paths="tests/testbed tests/integration"
-    # shellcheck disable=SC2086 # $paths is a list of paths
+    case $job in
+        # The simulator's own tests use the openshift fleet (and start their own throwaway cluster).
+        openshift-mig) paths="tests/testbed $MIG_JOB_FILES" ;;
+        openshift) paths="tests/integration $(for file in $MIG_JOB_FILES; do printf ' --ignore=%s' "$file"; done)" ;;
+        *) paths="tests/integration" ;;
+    esac
+    # shellcheck disable=SC2086 # $paths is a list of paths and options
     GPUSHARE_PROFILE=$profile GPUSHARE_CLUSTER_DIR="$dir" "$PY" -u -m pytest $paths -p no:cacheprovider -q -rfEs \
-        --junitxml "$OUT/$profile.xml" "$@" >"$OUT/$profile.log" 2>&1
+        --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
     rc=$?
     # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
-    summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$profile.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
-    if [ "$rc" = 0 ] || [ "$rc" = 5 ]; then
+    summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
+    if [ "$job" = "$profile" ] && { [ "$rc" = 0 ] || [ "$rc" = 5 ]; }; then
         # From a freshly seeded fleet, not from what the last test left (a node held in MIG pending...).
-        "$PY" -m testbed.seed --kubeconfig "$dir/kubeconfig-simulator" --profile "$profile" --reset >>"$OUT/$profile-molecule.log" 2>&1
+        "$PY" -m testbed.seed --kubeconfig "$dir/kubeconfig-simulator" --profile "$profile" --reset >>"$OUT/$job-molecule.log" 2>&1
         # The scenario works on whatever KUBECONFIG names: this profile's cluster, never the caller's.
         if ! (cd "$REPO/extensions" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                 KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule" \
-                molecule test -s timeslicing >>"$OUT/$profile-molecule.log" 2>&1); then
+                molecule test -s timeslicing >>"$OUT/$job-molecule.log" 2>&1); then
             rc=1
-            summary="$summary; molecule failed (see $OUT/$profile-molecule.log)"
+            summary="$summary; molecule failed (see $OUT/$job-molecule.log)"
         fi
     fi
-    cluster "$profile" down >/dev/null 2>&1
-    echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$profile.status"
+    cluster "$job" down >/dev/null 2>&1
+    echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$job.status"
 }
 
 started_all=$(date +%s)
 running=0
-for profile in $PROFILES; do
-    rm -f "$OUT/$profile.status" "$OUT/$profile-molecule.log"
-    echo "=== $profile: cluster, pytest and molecule (log: $OUT/$profile.log)"
-    run_profile "$profile" "$@" &
+for job in $JOBS; do
+    rm -f "$OUT/$job.status" "$OUT/$job-molecule.log"
+    echo "=== $job: cluster, pytest$([ "$job" = "${job%-mig}" ] && echo " and molecule") (log: $OUT/$job.log)"
+    run_job "$job" "$@" &
     running=$((running + 1))
     if [ "$running" -ge "$PARALLEL" ]; then
         wait -n
@@ -98,18 +111,19 @@ wait
 
 failed=0
 echo
-for profile in $PROFILES; do
-    read -r rc seconds summary <"$OUT/$profile.status" 2>/dev/null || { rc=1; seconds=0; summary="did not finish"; }
+rm -f "$OUT/summary.txt.new"
+for job in $JOBS; do
+    read -r rc seconds summary <"$OUT/$job.status" 2>/dev/null || { rc=1; seconds=0; summary="did not finish"; }
     case $rc in
         0) status=ok ;;
-        5) status="ok (no tests for this profile)" ;;
+        5) status="ok (no tests for this job)" ;;
         *) status="FAILED (exit $rc)"; failed=1
-           echo "=== $profile: failures"
-           grep -E '^(FAILED|ERROR) ' "$OUT/$profile.log" | head -n 40
-           [ -s "$OUT/$profile-molecule.log" ] && tail -n 40 "$OUT/$profile-molecule.log"
-           [ -s "$OUT/$profile.log" ] || cat "$OUT/$profile-cluster.log" ;;
+           echo "=== $job: failures"
+           grep -E '^(FAILED|ERROR) ' "$OUT/$job.log" | head -n 40
+           [ -s "$OUT/$job-molecule.log" ] && tail -n 40 "$OUT/$job-molecule.log"
+           [ -s "$OUT/$job.log" ] || cat "$OUT/$job-cluster.log" ;;
     esac
-    printf '%-10s %-32s %5ss  %s\n' "$profile" "$status" "$seconds" "$summary" >>"$OUT/summary.txt.new"
+    printf '%-14s %-28s %5ss  %s\n' "$job" "$status" "$seconds" "$summary" >>"$OUT/summary.txt.new"
 done
 echo "=== cluster tests, $(($(date +%s) - started_all))s in all"
 cat "$OUT/summary.txt.new"
