@@ -11,8 +11,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import is_valid_profile_name
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import (
+    name_form,
+    parse_mig_profile,
+    profile_from_name_form,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import load_yaml_mapping
 
 RESOURCE_PREFIX = "nvidia.com/"
@@ -33,6 +39,124 @@ MIG_STRATEGY_SINGLE = "single"
 MIG_STRATEGY_MIXED = "mixed"
 DEVICE_PLUGIN_MIG_STRATEGIES = (MIG_STRATEGY_NONE, MIG_STRATEGY_SINGLE, MIG_STRATEGY_MIXED)
 MIN_REPLICAS = 2
+# The MPS control daemon refuses more clients than this per GPU (k8s-device-plugin
+# cmd/mps-control-daemon/mps/device.go:34-55, enforced at mps/manager.go:97-99): 48 from compute
+# capability 7.5 on, 16 below.
+MPS_MAX_CLIENTS = 48
+MPS_MAX_CLIENTS_BEFORE_VOLTA_MPS = 16
+MPS_FULL_LIMIT_COMPUTE_CAPABILITY = (7, 5)
+# resources.go:46-64: the full name at most 63 characters, the part after nvidia.com/ a lowercase
+# RFC 1123 DNS subdomain (the apimachinery regex, copied).
+MAX_RESOURCE_NAME_LENGTH = 63
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+
+
+def _is_uuid(text):
+    """google/uuid Parse: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, in braces, after urn:uuid:, or 32 hex digits."""
+    if len(text) == 45 and text[:9].lower() == "urn:uuid:":
+        text = text[9:]
+    elif len(text) == 38 and text[0] == "{" and text[-1] == "}":
+        text = text[1:-1]
+    if len(text) == 32:
+        return bool(_HEX.match(text))
+    if len(text) != 36 or any(text[i] != "-" for i in (8, 13, 18, 23)):
+        return False
+    return bool(_HEX.match(text.replace("-", "")))
+
+
+def _is_uint(text):
+    return bool(re.match(r"^[0-9]+$", text))
+
+
+def _is_device_ref(text):
+    """replicas.go:99-163: a GPU index, '<gpu>:<mig>', GPU-<uuid>, MIG-<uuid> or MIG-GPU-<uuid>/<gi>/<ci>."""
+    if _is_uint(text):
+        return True
+    parts = text.split(":", 1)
+    if len(parts) == 2 and all(_is_uint(part) for part in parts):
+        return True
+    if text.startswith("GPU-"):
+        return _is_uuid(text[4:])
+    if text.startswith("MIG-"):
+        suffix = text[4:]
+        if _is_uuid(suffix):
+            return True
+        split = suffix.split("/", 2)
+        return (
+            len(split) == 3
+            and split[0].startswith("GPU-")
+            and _is_uuid(split[0][4:])
+            and all(_is_uint(part) for part in split[1:])
+        )
+    return False
+
+
+def mps_max_clients(compute_capability=None):
+    """Most MPS clients (replicas) per GPU the control daemon accepts; ``compute_capability`` is
+    (major, minor) from the nvidia.com/gpu.compute.major/minor labels, None when unknown (then 48)."""
+    if compute_capability is not None and tuple(compute_capability) < MPS_FULL_LIMIT_COMPUTE_CAPABILITY:
+        return MPS_MAX_CLIENTS_BEFORE_VOLTA_MPS
+    return MPS_MAX_CLIENTS
+
+
+def check_resource_name(name, where):
+    """The full resource name (``nvidia.com/`` added when missing), or GpuShareError as the plugin
+    refuses it (resources.go:46-64)."""
+    if not isinstance(name, str) or not name:
+        raise GpuShareError("%s: name is required, e.g. nvidia.com/gpu" % where)
+    full = normalize_resource_name(name)
+    if len(full) > MAX_RESOURCE_NAME_LENGTH:
+        raise GpuShareError(
+            "%s: resource name %s has %d characters; the device plugin allows at most %d (nvidia.com/ included)"
+            % (where, full, len(full), MAX_RESOURCE_NAME_LENGTH)
+        )
+    if not _DNS_SUBDOMAIN.match(full[len(RESOURCE_PREFIX) :]):
+        hint = ""
+        if "+" in full:
+            hint = "; MIG attributes are written with '.' in resource names: %s" % name_form(full)
+        raise GpuShareError(
+            "%s: incorrect format for resource name %s: after nvidia.com/ it must be a lowercase DNS subdomain "
+            "(a-z, 0-9, '-', '.')%s" % (where, full, hint)
+        )
+    return full
+
+
+def mig_profile_of_resource(name):
+    """The MIG profile a mixed-strategy resource stands for (``nvidia.com/mig-1g.10gb.me`` -> ``1g.10gb+me``),
+    None for any other name. Only profiles with C == G are advertised (rm.go:140-147)."""
+    if not isinstance(name, str) or not name.startswith(MIG_RESOURCE_PREFIX):
+        return None
+    profile = profile_from_name_form(name[len(MIG_RESOURCE_PREFIX) :])
+    if profile is None or parse_mig_profile(profile).is_compute_instance:
+        return None
+    return profile
+
+
+def check_devices_field(devices, where):
+    """A resource's ``devices`` as ReplicatedDevices.UnmarshalJSON reads it (replicas.go:268-323)."""
+    if isinstance(devices, bool):
+        raise GpuShareError("%s: devices must be 'all', a count > 0 or a list of GPU indices/UUIDs" % where)
+    if isinstance(devices, str) or devices is None:
+        if devices != "all":
+            raise GpuShareError("%s: devices set as %r but the only valid string input is 'all'" % (where, devices))
+        return
+    if isinstance(devices, int):
+        if devices <= 0:
+            raise GpuShareError("%s: a count of devices must be > 0, got %d" % (where, devices))
+        return
+    if isinstance(devices, list):
+        for item in devices:
+            ok = (isinstance(item, int) and not isinstance(item, bool) and item >= 0) or (
+                isinstance(item, str) and _is_device_ref(item)
+            )
+            if not ok:
+                raise GpuShareError(
+                    "%s: unsupported type for device in devices list: %r (a GPU index, '<gpu>:<mig>', GPU-<uuid>, "
+                    "MIG-<uuid> or MIG-GPU-<uuid>/<gi>/<ci>)" % (where, item)
+                )
+        return
+    raise GpuShareError("%s: devices must be 'all', a count > 0 or a list, got %r" % (where, devices))
 
 
 def normalize_resource_name(name):
@@ -41,8 +165,9 @@ def normalize_resource_name(name):
 
 
 def mig_resource_name(profile):
-    """The mixed-strategy resource of a MIG profile: ``1g.10gb`` -> ``nvidia.com/mig-1g.10gb``."""
-    return MIG_RESOURCE_PREFIX + profile
+    """The mixed-strategy resource of a MIG profile: ``1g.10gb`` -> ``nvidia.com/mig-1g.10gb``, ``+`` written
+    ``.`` (``1g.10gb+me`` -> ``nvidia.com/mig-1g.10gb.me``, rm.go:140-147)."""
+    return MIG_RESOURCE_PREFIX + name_form(profile)
 
 
 def build_sharing_config(
@@ -92,12 +217,14 @@ def _is_int(value):
 
 def _check_version(config, where):
     version = config.get("version")
-    if version not in (None, "", "v1"):
-        raise GpuShareError("%s: version must be v1 (or empty), got %r" % (where, version))
+    if version is None or (isinstance(version, str) and version in ("", "v1")):
+        return
+    raise GpuShareError("%s: unknown version %r; version must be v1 (or empty)" % (where, version))
 
 
 def validate_sharing_config(config, source="device plugin config"):
-    """Apply NVIDIA's rules to a parsed device plugin config; raise GpuShareError on the first violation.
+    """Apply NVIDIA's rules to a parsed device plugin config; raise GpuShareError on the first violation,
+    return warnings (names that can never match a device: the plugin accepts and silently ignores them).
 
     ``source`` names the config in messages (e.g. "ConfigMap time-slicing-config key 'a100'").
     """
@@ -112,80 +239,110 @@ def validate_sharing_config(config, source="device plugin config"):
     mig_strategy = flags.get("migStrategy")
     if mig_strategy is not None and mig_strategy not in DEVICE_PLUGIN_MIG_STRATEGIES:
         raise GpuShareError(
-            "%s: flags.migStrategy must be one of %s, got %r"
-            % (source, ", ".join(DEVICE_PLUGIN_MIG_STRATEGIES), mig_strategy)
+            "%s: flags.migStrategy: unknown MIG strategy %r; use one of %s"
+            % (source, mig_strategy, ", ".join(DEVICE_PLUGIN_MIG_STRATEGIES))
         )
 
     sharing = config.get("sharing")
     sharing = {} if sharing is None else sharing
     if not isinstance(sharing, dict):
         raise GpuShareError("%s: sharing must be a mapping" % source)
-    # The plugin parses any present method (``timeSlicing: {}`` fails for want of resources).
-    configured = [method for method in SHARING_METHODS if sharing.get(SHARING_KEYS[method]) is not None]
+    # replicas.go:190-202: a present timeSlicing (even {} or null) needs resources; mps: null means no MPS.
+    configured = [
+        method
+        for method in SHARING_METHODS
+        if SHARING_KEYS[method] in sharing
+        and (method == METHOD_TIME_SLICING or sharing[SHARING_KEYS[method]] is not None)
+    ]
     if len(configured) > 1:
-        # The plugin would silently use MPS and ignore timeSlicing.
-        raise GpuShareError("%s: sharing sets both timeSlicing and mps; they are mutually exclusive, keep one" % source)
+        # The plugin would silently use MPS and ignore timeSlicing (sharing.go:36-53).
+        raise GpuShareError(
+            "%s: sharing sets both timeSlicing and mps; the device plugin would silently use MPS only: keep one"
+            % source
+        )
+    warnings = []
     for method in configured:
-        _validate_method(
+        warnings += _validate_method(
             sharing[SHARING_KEYS[method]], method, mig_strategy, "%s: sharing.%s" % (source, SHARING_KEYS[method])
         )
+    return warnings
 
 
 def _validate_method(method_config, method, mig_strategy, where):
     if not isinstance(method_config, dict):
-        raise GpuShareError("%s must be a mapping" % where)
+        raise GpuShareError(
+            "%s: no resources specified; give resources, e.g. [{name: nvidia.com/gpu, replicas: 4}]" % where
+        )
     for flag in ("renameByDefault", "failRequestsGreaterThanOne"):
         if method_config.get(flag) is not None and not isinstance(method_config[flag], bool):
             raise GpuShareError("%s.%s must be true or false, got %r" % (where, flag, method_config[flag]))
     if method == METHOD_MPS and mig_strategy == MIG_STRATEGY_MIXED:
         raise GpuShareError(
-            "%s: MPS cannot be used with migStrategy mixed; use time-slicing or another MIG strategy" % where
+            "%s: MPS is not supported with the mixed MIG strategy (the device plugin refuses "
+            "--mig-strategy=mixed with MPS); change the MIG strategy to single or none, or use time-slicing" % where
         )
 
     resources = method_config.get("resources")
     if not isinstance(resources, list) or not resources:
         raise GpuShareError(
-            "%s.resources must list at least one resource, e.g. {name: nvidia.com/gpu, replicas: 4}" % where
+            "%s.resources: no resources specified; list at least one, e.g. {name: nvidia.com/gpu, replicas: 4}" % where
         )
     seen = set()
+    warnings = []
     for index, resource in enumerate(resources):
         item = "%s.resources[%d]" % (where, index)
         if not isinstance(resource, dict):
             raise GpuShareError("%s must be a mapping with name and replicas" % item)
-        name = resource.get("name")
-        if not isinstance(name, str) or not name:
-            raise GpuShareError("%s.name is required, e.g. nvidia.com/gpu" % item)
-        name = normalize_resource_name(name)
-        _check_resource_name(name, method, mig_strategy, item)
+        name = check_resource_name(resource.get("name"), item + ".name")
+        warning = _check_resource_name(name, method, mig_strategy, item)
+        if warning:
+            warnings.append(warning)
         if name in seen:
             raise GpuShareError("%s: resource %s is listed twice; list each resource once" % (item, name))
         seen.add(name)
+        if "replicas" not in resource or resource["replicas"] is None:
+            raise GpuShareError("%s: no replicas specified for %s; give an integer >= %d" % (item, name, MIN_REPLICAS))
         replicas = resource.get("replicas")
         if not _is_int(replicas) or replicas < MIN_REPLICAS:
             raise GpuShareError(
                 "%s: replicas of %s must be an integer >= %d, got %r; to stop sharing, remove the sharing config "
                 "instead" % (item, name, MIN_REPLICAS, replicas)
             )
+        if method == METHOD_MPS and replicas > MPS_MAX_CLIENTS:
+            raise GpuShareError(
+                "%s: replicas of %s is %d, but the MPS control daemon accepts at most %d clients per GPU (%d below "
+                "compute capability 7.5); lower replicas"
+                % (item, name, replicas, MPS_MAX_CLIENTS, MPS_MAX_CLIENTS_BEFORE_VOLTA_MPS)
+            )
+        if "devices" in resource:
+            check_devices_field(resource["devices"], item + ".devices")
+        if resource.get("rename") is not None:
+            check_resource_name(resource["rename"], item + ".rename")
+    return warnings
 
 
 def _check_resource_name(name, method, mig_strategy, item):
+    """A warning when the (well-formed) name can never match a device, None when it may."""
     if name == RESOURCE_GPU:
-        return
+        return None
     if method == METHOD_MPS:
         raise GpuShareError(
-            "%s: MPS can share only %s (full GPUs, not MIG devices), got %s" % (item, RESOURCE_GPU, name)
+            "%s: MPS can share only %s (full GPUs; MPS is not supported on MIG devices), got %s"
+            % (item, RESOURCE_GPU, name)
         )
-    profile = name[len(MIG_RESOURCE_PREFIX) :] if name.startswith(MIG_RESOURCE_PREFIX) else None
-    if profile is None or not is_valid_profile_name(profile):
-        raise GpuShareError(
-            "%s: time-slicing can share %s or %s<profile> (e.g. %s), got %s"
-            % (item, RESOURCE_GPU, MIG_RESOURCE_PREFIX, mig_resource_name("1g.10gb"), name)
+    profile = mig_profile_of_resource(name)
+    if profile is None:
+        return (
+            "%s: resource %s matches no device (time-slicing shares %s or the mixed-strategy %s<profile> resources, "
+            "e.g. %s); the device plugin ignores it"
+            % (item, name, RESOURCE_GPU, MIG_RESOURCE_PREFIX, mig_resource_name("1g.10gb"))
         )
     if mig_strategy in (MIG_STRATEGY_NONE, MIG_STRATEGY_SINGLE):
-        raise GpuShareError(
-            "%s: %s exists only with migStrategy mixed (with %s MIG devices are %s); set migStrategy mixed or share %s"
-            % (item, name, mig_strategy, RESOURCE_GPU, RESOURCE_GPU)
+        return (
+            "%s: %s exists only with the mixed MIG strategy (with %s, MIG devices are %s); the device plugin ignores it"
+            % (item, name, mig_strategy, RESOURCE_GPU)
         )
+    return None
 
 
 def sharing_method_of(config):

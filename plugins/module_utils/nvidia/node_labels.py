@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
     MIG_STRATEGY_MIXED,
@@ -20,14 +22,22 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
     base_product,
     find_gpu_model,
-    is_valid_profile_name,
     mig_profile_of_product,
+    model_by_device_id,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import name_form, profile_from_name_form
 
 LABEL_PRESENT = "nvidia.com/gpu.present"
 LABEL_PRODUCT = "nvidia.com/gpu.product"
 LABEL_COUNT = "nvidia.com/gpu.count"
 LABEL_MEMORY = "nvidia.com/gpu.memory"
+LABEL_COMPUTE_MAJOR = "nvidia.com/gpu.compute.major"
+LABEL_COMPUTE_MINOR = "nvidia.com/gpu.compute.minor"
+# Node Feature Discovery's PCI labels carry the device ID when its deviceLabelFields include "device":
+# feature.node.kubernetes.io/pci-<class>_<vendor>_<device>[_...].present (or without the class).
+_NFD_PCI_LABEL = re.compile(
+    r"^feature\.node\.kubernetes\.io/pci-(?:[0-9a-f]{4}_)?10de_([0-9a-f]{4})(?:_[0-9a-f_]*)?\.present$"
+)
 LABEL_REPLICAS = "nvidia.com/gpu.replicas"
 LABEL_SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"
 LABEL_MIG_CAPABLE = "nvidia.com/mig.capable"
@@ -61,8 +71,22 @@ def deploy_label(component):
 
 
 def mig_label(profile, attribute):
-    """A mixed-strategy MIG label such as ``nvidia.com/mig-1g.10gb.count``."""
-    return "%s%s.%s" % (MIG_RESOURCE_PREFIX, profile, attribute)
+    """A mixed-strategy MIG label such as ``nvidia.com/mig-1g.10gb.count`` (``+`` written ``.``:
+    ``nvidia.com/mig-1g.10gb.me.count``)."""
+    return "%s%s.%s" % (MIG_RESOURCE_PREFIX, name_form(profile), attribute)
+
+
+def pci_device_id_of(labels):
+    """The GPU's PCI device ID (``0x233010DE``) from Node Feature Discovery's labels, when exactly one
+    MIG GPU the catalog knows is named there; None otherwise."""
+    found = set()
+    for name, value in labels.items():
+        match = _NFD_PCI_LABEL.match(name.lower())
+        if match and str(value).lower() == "true":
+            device_id = "0x%s10DE" % match.group(1).upper()
+            if model_by_device_id(device_id) is not None:
+                found.add(device_id)
+    return found.pop() if len(found) == 1 else None
 
 
 def _to_int(value):
@@ -84,14 +108,15 @@ def _nvidia_resources(resources):
 
 
 def _mig_resources(labels):
-    """profile -> count from the mixed-strategy ``nvidia.com/mig-<profile>.count`` labels."""
+    """profile -> count from the mixed-strategy ``nvidia.com/mig-<profile>.count`` labels; the profile
+    with its attributes (``nvidia.com/mig-1g.10gb.me.count`` -> ``1g.10gb+me``)."""
     result = {}
     suffix = ".count"
     for name, value in labels.items():
         if name.startswith(MIG_RESOURCE_PREFIX) and name.endswith(suffix):
-            profile = name[len(MIG_RESOURCE_PREFIX) : -len(suffix)]
+            profile = profile_from_name_form(name[len(MIG_RESOURCE_PREFIX) : -len(suffix)])
             count = _to_int(value)
-            if is_valid_profile_name(profile) and count is not None:
+            if profile and count is not None:
                 result[profile] = count
     return result
 
@@ -106,6 +131,9 @@ class NodeGpuState(object):
         self.base_product = base_product(self.product) if self.product else None
         self.count = _to_int(labels.get(LABEL_COUNT)) or 0
         self.memory_mib = _to_int(labels.get(LABEL_MEMORY))
+        major, minor = _to_int(labels.get(LABEL_COMPUTE_MAJOR)), _to_int(labels.get(LABEL_COMPUTE_MINOR))
+        self.compute_capability = (major, minor or 0) if major is not None else None
+        self.pci_device_id = pci_device_id_of(labels)
         self.replicas = _to_int(labels.get(LABEL_REPLICAS)) or 1
         self.sharing_strategy = labels.get(LABEL_SHARING_STRATEGY) or SHARING_NONE
         self.mig_capable = labels.get(LABEL_MIG_CAPABLE) == "true"
@@ -129,7 +157,11 @@ class NodeGpuState(object):
             or LABEL_COUNT in labels
             or any(value > 0 for value in self.capacity.values())
         )
-        self.gpu_model = find_gpu_model(self.product, self.memory_mib) if self.product else None
+        self.gpu_model = (
+            find_gpu_model(self.product, self.memory_mib, self.pci_device_id)
+            if self.product or self.pci_device_id
+            else None
+        )
         # Single strategy names the MIG device in the product; mixed advertises nvidia.com/mig-<profile>.
         self.mig_enabled = bool(self.product and "-MIG-" in self.product) or any(
             name.startswith(MIG_RESOURCE_PREFIX) and value > 0 for name, value in self.capacity.items()
@@ -162,6 +194,8 @@ class NodeGpuState(object):
             "gpu_model": self.gpu_model.name if self.gpu_model else None,
             "count": self.count,
             "memory_mib": self.memory_mib,
+            "compute_capability": "%d.%d" % self.compute_capability if self.compute_capability else None,
+            "pci_device_id": self.pci_device_id,
             "replicas": self.replicas,
             "sharing_strategy": self.sharing_strategy,
             "mig_capable": self.mig_capable,

@@ -36,7 +36,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     is_shipped_config_name,
     mig_configs_of,
     mig_devices_of,
+    normalize_layout,
     resolve_shipped_config,
+    shipped_config_hint,
     validate_mig_layout,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
@@ -96,10 +98,6 @@ def _describe_gpu(gpu):
     if gpu is None:
         return "MIG off"
     return " + ".join("%dx%s" % (n, p) for p, n in sorted(gpu.items())) or "MIG on, no instances"
-
-
-def _uncovered_gpus(layout, gpu_count):
-    return sorted(set(range(gpu_count)) - set(gpu_layouts(layout, gpu_count)))
 
 
 class MigRequest(object):
@@ -196,8 +194,9 @@ def validate_request(request):
         raise GpuShareError("strategy must be one of %s, got %r" % (", ".join(POLICY_MIG_STRATEGIES), request.strategy))
     if request.config is not None and not is_shipped_config_name(request.config):
         raise GpuShareError(
-            "config %r is not a shipped MIG config name (all-disabled, all-enabled, all-balanced, all-<profile>); "
-            "give a custom layout with layout and config_name instead" % (request.config,)
+            "config %r is not one of the MIG configs NVIDIA ships%s (all-disabled, all-enabled, all-balanced, "
+            "all-<profile> with + written '.', e.g. all-1g.10gb.me); give a custom layout with layout and config_name "
+            "instead" % (request.config, shipped_config_hint(request.config))
         )
     if request.layout is not None:
         if not request.config_name:
@@ -216,15 +215,16 @@ def validate_request(request):
 
 
 def _current_layout(state, configs):
-    """The layout a node's current mig.config label stands for (shipped or from ``configs``), or None."""
+    """The layout a node's current mig.config label stands for (from ``configs``, else shipped), or None."""
     name = state.mig_config
-    if is_shipped_config_name(name):
-        try:
-            return resolve_shipped_config(name, state.gpu_model, None)
-        except GpuShareError:
-            return None
     layout = configs.get(name)
-    return layout if isinstance(layout, list) else None
+    layout = layout if isinstance(layout, list) else None
+    if layout is None and not is_shipped_config_name(name):
+        return None
+    try:
+        return resolve_shipped_config(name, state.gpu_model, None, device_id=state.pci_device_id, layout=layout)
+    except GpuShareError:
+        return None
 
 
 def physical_gpu_count(state, configs):
@@ -242,23 +242,26 @@ def physical_gpu_count(state, configs):
     return state.count // per_gpu
 
 
-def _node_layout(request, state, gpu_count):
-    """Validate the request on one node; returns its layout (raises GpuShareError naming the node)."""
+def _node_layout(request, state, gpu_count, configs, warnings):
+    """Validate the request on one node; returns the layout it gets there (raises GpuShareError naming the node).
+
+    A shipped name is checked with the content mig-manager will read (the active ConfigMap's, else
+    NVIDIA's shipped one), its device filters applied to the node's GPU."""
+    context = dict(device_id=state.pci_device_id, warnings=warnings, product=state.product, memory_mib=state.memory_mib)
     if request.layout is None:
-        return resolve_shipped_config(request.config, state.gpu_model, gpu_count, state.name)
-    validate_mig_layout(request.layout, state.gpu_model, gpu_count, state.name)
-    uncovered = _uncovered_gpus(request.layout, gpu_count)
-    if uncovered:
-        raise GpuShareError(
-            "node %s: the layout leaves GPU(s) %s of its %d unassigned, and mig-parted would leave them as they are; "
-            "list them "
-            "(with mig-enabled: false to turn MIG off) or use devices: all"
-            % (state.name, ", ".join(map(str, uncovered)), gpu_count)
+        current = configs.get(request.config)
+        return resolve_shipped_config(
+            request.config,
+            state.gpu_model,
+            gpu_count,
+            state.name,
+            layout=current if isinstance(current, list) else None,
+            **context,
         )
-    return request.layout
+    return validate_mig_layout(request.layout, state.gpu_model, gpu_count, state.name, **context)
 
 
-def _validate_node(request, state, configs, strategy):
+def _validate_node(request, state, configs, strategy, warnings):
     """The node's layout and count, or raise GpuShareError with everything wrong about this node."""
     if not state.is_gpu_node:
         raise GpuShareError("node %s has no NVIDIA GPU" % state.name)
@@ -282,7 +285,7 @@ def _validate_node(request, state, configs, strategy):
             "that is not uniform); switch it to all-disabled first"
             % (state.name, LABEL_MIG_CONFIG, state.mig_config, state.count)
         )
-    layout = _node_layout(request, state, gpu_count)
+    layout = _node_layout(request, state, gpu_count, configs, warnings)
     if strategy == MIG_STRATEGY_SINGLE:
         problem = single_strategy_problem(layout, gpu_count)
         if problem:
@@ -298,6 +301,10 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     Raises GpuShareError listing every node that cannot take the change, before anything is written.
     """
     validate_request(request)
+    warnings = []
+    if request.layout is not None:
+        # Canonical profile keys before anything else: they are what gets written (with a warning).
+        request.layout = normalize_layout(request.layout, "layout", warnings)
     platform = cloud_without_mig(nodes)
     if platform and request.target_config != ALL_DISABLED:
         raise GpuShareError(
@@ -322,7 +329,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
             plan.skipped.append(name)
             continue
         try:
-            plan.layouts[name], counts[name] = _validate_node(request, state, active_configs, strategy)
+            plan.layouts[name], counts[name] = _validate_node(request, state, active_configs, strategy, warnings)
         except GpuShareError as exc:
             errors.append(exc.msg)
     if request.layout is None and plan.layouts:
@@ -343,6 +350,9 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         _plan_config_map(
             plan, request, policy, active_config_map, target_config_map, states, errors, policy_patch, records
         )
+    for warning in warnings:
+        if warning not in plan.warnings:
+            plan.warnings.append(warning)
     if strategy == MIG_STRATEGY_MIXED and current_strategy != MIG_STRATEGY_MIXED:
         # The strategy is cluster-wide and the device plugin rejects MPS with migStrategy mixed.
         mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
@@ -398,7 +408,11 @@ def _plan_config_map(
                 % (request.config_name, request.config_map, ", ".join(users))
             )
             return
-    text, changed = build_mig_parted_config(base_text, request.config_name, request.layout)
+    try:
+        text, changed = build_mig_parted_config(base_text, request.config_name, request.layout)
+    except GpuShareError as exc:
+        errors.append("ConfigMap %s: %s" % (request.config_map, exc.msg))
+        return
     if target_config_map is None:
         plan.create_config_map = {MIG_PARTED_KEY: text}
     elif changed or existing_text != text:

@@ -15,6 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     POLICY_DEVICE_PLUGIN_FIELD,
     device_plugin_config_of,
+    mig_strategy_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     METHOD_MPS,
@@ -23,6 +24,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     RESOURCE_GPU,
     SHARED_RESOURCE_SUFFIX,
     SHARING_KEYS,
+    mig_profile_of_resource,
+    mig_resource_name,
+    mps_max_clients,
     parse_sharing_config,
     sharing_method_of,
 )
@@ -65,11 +69,16 @@ class SharingRequest(object):
 class NodeExpectation(object):
     """What a node's labels and allocatable must show once a config is applied (None: unshared)."""
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, ignored=()):
         self.method = sharing_method_of(config) if config else None
         method_config = (config or {}).get("sharing", {}).get(SHARING_KEYS.get(self.method, ""), {})
         self.rename_by_default = bool(method_config.get("renameByDefault"))
-        self.replicas = dict((entry["name"], entry["replicas"]) for entry in method_config.get("resources", []))
+        # Resources that match no device on the node (warned about) are not waited for.
+        self.replicas = dict(
+            (entry["name"], entry["replicas"])
+            for entry in method_config.get("resources", [])
+            if entry["name"] not in ignored
+        )
 
     def describe(self):
         if not self.method:
@@ -95,7 +104,7 @@ class NodeExpectation(object):
                         state.labels.get(mig_label(profile, "replicas"), "1"),
                         "1",
                     )
-                    resource = MIG_RESOURCE_PREFIX + profile
+                    resource = mig_resource_name(profile)
                     _expect(problems, "allocatable " + resource, state.allocatable.get(resource, 0), instances)
             return "; ".join(problems) or None
         for resource, replicas in sorted(self.replicas.items()):
@@ -121,7 +130,7 @@ class NodeExpectation(object):
             )
 
     def _mig_problems(self, state, resource, replicas, problems):
-        profile = resource[len(MIG_RESOURCE_PREFIX) :]
+        profile = mig_profile_of_resource(resource)
         labels = state.labels
         _expect(
             problems, mig_label(profile, "replicas"), labels.get(mig_label(profile, "replicas"), "1"), str(replicas)
@@ -156,36 +165,75 @@ def existing_profile(config_map, key, where):
         return text, None
 
 
-def validate_targets(request, states):
-    """Refuse targets that cannot take this profile, all problems at once, before any write."""
+def validate_targets(request, states, policy_strategy=None):
+    """Refuse targets that cannot take this profile, all problems at once, before any write.
+
+    Returns (warnings, {node: resources that match no device there}): a resource name the device
+    plugin accepts but that matches no device on a node is silently ignored by NVIDIA; here it is a
+    warning, and the wait does not expect it.
+    """
     errors = []
+    warnings = []
+    ignored = {}
     method = sharing_method_of(request.config)
-    resources = [entry["name"] for entry in request.config["sharing"][SHARING_KEYS[method]]["resources"]]
+    resources = request.config["sharing"][SHARING_KEYS[method]]["resources"]
     for state in states:
         if not state.is_gpu_node:
             errors.append("node %s has no NVIDIA GPU (no nvidia.com/gpu.present label or GPU capacity)" % state.name)
             continue
-        if method == METHOD_MPS and (state.mig_enabled or state.mig_strategy == MIG_STRATEGY_MIXED):
-            errors.append(
-                "node %s has MIG enabled (strategy %s): MPS shares only whole GPUs; disable MIG first (gpu_reset or "
-                "gpu_mig_config config=all-disabled)" % (state.name, state.mig_strategy)
-            )
-            continue
-        if RESOURCE_GPU in resources and state.mig_enabled:
-            errors.append(
-                "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
-                "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
-            )
-        for resource in resources:
-            if resource.startswith(MIG_RESOURCE_PREFIX) and not state.mig_resources.get(
-                resource[len(MIG_RESOURCE_PREFIX) :]
-            ):
+        strategy = state.mig_strategy or policy_strategy
+        if method == METHOD_MPS:
+            if state.mig_enabled:
                 errors.append(
-                    "node %s advertises no %s: configure MIG with the mixed strategy and that profile first"
-                    % (state.name, resource)
+                    "node %s has MIG enabled (%s): MPS is not supported on MIG devices; disable MIG first (gpu_reset "
+                    "or gpu_mig_config config=all-disabled)" % (state.name, state.product)
                 )
+                continue
+            if strategy == MIG_STRATEGY_MIXED:
+                errors.append(
+                    "node %s: the MIG strategy is mixed, and the device plugin refuses MPS with --mig-strategy=mixed "
+                    "even on GPUs without MIG; change the strategy (it is cluster-wide): gpu_mig_config "
+                    "strategy=single (or none in the ClusterPolicy's spec.mig.strategy)" % state.name
+                )
+                continue
+            limit = mps_max_clients(state.compute_capability)
+            for entry in resources:
+                if entry["replicas"] > limit:
+                    errors.append(
+                        "node %s: replicas %d is above the MPS control daemon's limit of %d clients per GPU (compute "
+                        "capability %s); lower replicas to %d or less"
+                        % (
+                            state.name,
+                            entry["replicas"],
+                            limit,
+                            "%d.%d" % state.compute_capability if state.compute_capability else "unknown",
+                            limit,
+                        )
+                    )
+        unmatched = []
+        for entry in resources:
+            resource = entry["name"]
+            if resource == RESOURCE_GPU:
+                if state.mig_enabled:
+                    errors.append(
+                        "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
+                        "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
+                    )
+                continue
+            profile = mig_profile_of_resource(resource)
+            if strategy != MIG_STRATEGY_MIXED or not profile or not state.mig_resources.get(profile):
+                unmatched.append(resource)
+        if unmatched:
+            ignored[state.name] = set(unmatched)
+            advertised = ", ".join(mig_resource_name(p) for p in sorted(state.mig_resources)) or "none"
+            warnings.append(
+                "node %s: %s match(es) no device there (MIG resources it advertises: %s; nvidia.com/mig-<profile> "
+                "exist only with the mixed strategy); the device plugin ignores them silently"
+                % (state.name, ", ".join(unmatched), advertised)
+            )
     if errors:
         raise GpuShareError("Cannot apply %s profile %r: %s." % (method, request.key, "; ".join(errors)))
+    return warnings, ignored
 
 
 def _resolves_to(state, key, default):
@@ -240,7 +288,8 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
             for name, state in sorted(states.items())
             if name not in targets and state.is_gpu_node and _resolves_to(state, request.key, policy_default)
         ]
-    validate_targets(request, [states[name] for name in targets])
+    target_warnings, ignored = validate_targets(request, [states[name] for name in targets], mig_strategy_of(policy))
+    plan.warnings.extend(target_warnings)
 
     text = dump_config(request.config)
     if config_map is None:
@@ -280,7 +329,9 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
             "until it restarts (run again without restart_device_plugin=false)" % ", ".join(stale)
         )
         targets = [name for name in targets if name not in stale]
-    plan.expectations = dict((name, expectation) for name in targets)
+    plan.expectations = dict(
+        (name, NodeExpectation(request.config, ignored[name]) if name in ignored else expectation) for name in targets
+    )
 
 
 def label_nodes(plan, fleet, names, key):

@@ -141,6 +141,8 @@ def a100_node(name, count=2, config=None):
     }
     if config:
         extra["nvidia.com/device-plugin.config"] = config
+    # Node Feature Discovery's PCI label with the device field: which of the A100 PCIe 40GB device IDs it is.
+    extra["feature.node.kubernetes.io/pci-0302_10de_20f1.present"] = "true"
     return node(
         name,
         gfd_labels("NVIDIA-A100-PCIE-40GB", count, 40960, mig_capable=True, **extra),

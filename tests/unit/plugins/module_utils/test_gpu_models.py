@@ -40,14 +40,14 @@ MIG_ROWS = [
     (
         "NVIDIA-H100-80GB-HBM3",
         81559,
-        "H100 80GB",
+        "H100 80GB HBM3",
         {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
         {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
     ),
     (
         "NVIDIA-H800",
         81559,
-        "H800 80GB",
+        "H100 80GB",
         {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
         {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1},
     ),
@@ -68,14 +68,14 @@ MIG_ROWS = [
     (
         "NVIDIA-GH200-480GB",
         97871,
-        "GH200 96GB",
+        "H100 96GB",
         {"1g.12gb": 7, "1g.24gb": 4, "2g.24gb": 3, "3g.48gb": 2, "4g.48gb": 1, "7g.96gb": 1},
         {"1g.12gb": 2, "2g.24gb": 1, "3g.48gb": 1},
     ),
     (
         "NVIDIA-H20",
         97871,
-        "H20 96GB",
+        "H100 96GB",
         {"1g.12gb": 7, "1g.24gb": 4, "2g.24gb": 3, "3g.48gb": 2, "4g.48gb": 1, "7g.96gb": 1},
         {"1g.12gb": 2, "2g.24gb": 1, "3g.48gb": 1},
     ),
@@ -103,12 +103,17 @@ MIG_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("product, memory_mib, name, profiles, balanced", MIG_ROWS, ids=[row[2] for row in MIG_ROWS])
+@pytest.mark.parametrize("product, memory_mib, name, profiles, balanced", MIG_ROWS, ids=[row[0] for row in MIG_ROWS])
 def test_mig_table_rows(product, memory_mib, name, profiles, balanced):
+    """The reference's MIG table (profiles without attributes); the +me profile comes on top (max 1)."""
     model = find_gpu_model(product, memory_mib)
     assert model.name == name
     assert model.mig_capable is True
-    assert model.profiles == profiles
+    assert dict((p, n) for p, n in model.profiles.items() if "+" not in p) == profiles
+    smallest = min(profiles, key=lambda p: (profile_slices(p), profile_memory_gb(p)))
+    media = dict((p, n) for p, n in model.profiles.items() if "+" in p)
+    assert media[smallest + "+me"] == 1
+    assert all(count == 1 and p.split("+")[0] in profiles for p, count in media.items())
     assert model.balanced == balanced
 
 
@@ -121,20 +126,26 @@ def test_mig_table_rows(product, memory_mib, name, profiles, balanced):
         ("NVIDIA-H100-PCIe", 81559, "H100 80GB"),
         # No memory label: the size in the name decides.
         ("NVIDIA-A100-SXM4-80GB", None, "A100 80GB"),
-        ("NVIDIA-H100-80GB-HBM3", None, "H100 80GB"),
+        ("NVIDIA-H100-80GB-HBM3", None, "H100 80GB HBM3"),
         # Name and memory disagree: the memory label is what the driver reports.
         ("NVIDIA-A100-PCIE-40GB", 81920, "A100 80GB"),
         # Suffixes GFD appends.
         ("NVIDIA-A100-PCIE-40GB-SHARED", 40960, "A100 40GB"),
         # MIG single strategy: the memory label is the MIG device's, the profile picks the row.
         ("NVIDIA-H100-PCIe-MIG-1g.10gb", 9728, "H100 80GB"),
-        ("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", 9728, "H100 80GB"),
+        ("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", 9728, "H100 80GB HBM3"),
+        ("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb.me", 9984, "H100 80GB HBM3"),
         ("NVIDIA-H100-PCIe-MIG-1g.12gb", 11008, "H100 96GB"),
         ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 4864, "A100 40GB"),
         ("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", 9728, "A100 80GB"),
         ("NVIDIA-A100-SXM4-40GB-MIG-1g.10gb-SHARED", 9728, "A100 40GB"),
         ("NVIDIA-A100-SXM4-80GB-MIG-INVALID", 0, "A100 80GB"),
-        ("NVIDIA-A800-SXM4-80GB", 81920, "A800 80GB"),
+        ("NVIDIA-A800-SXM4-80GB", 81920, "A100 80GB"),
+        # The issue's H800 NVL (94 GB) must not be taken for an H800 80GB.
+        ("NVIDIA-H800-NVL", 95830, "H100 NVL 94GB"),
+        ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", 97887, "RTX PRO 6000 Blackwell 96GB"),
+        ("NVIDIA-GB200", 189471, "GB200 186GB"),
+        ("NVIDIA-B300-SXM6-AC", 275040, "B300 269GB"),
         ("NVIDIA-H100-NVL-SHARED", 95830, "H100 NVL 94GB"),
     ],
 )
@@ -149,8 +160,10 @@ def test_find_gpu_model_picks_row(product, memory_mib, name):
         ("NVIDIA-Z9000", 40960),
         ("", 40960),
         (None, None),
-        # RTX PRO Blackwell has MIG but no row in the catalog: unknown rather than wrongly "no MIG".
-        ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", 97887),
+        # RTX PRO 5000 Blackwell has MIG but no device ID in NVIDIA's config: unknown rather than wrongly "no MIG".
+        ("NVIDIA-RTX-PRO-5000-Blackwell", 48000),
+        # An H800 whose memory is neither 80 nor 94 GB.
+        ("NVIDIA-H800", 60000),
         # Ambiguous: an A100 without size in name or memory.
         ("NVIDIA-A100", None),
         # A memory that matches no row and no size in the name.
@@ -221,10 +234,10 @@ def test_profile_parts(profile, slices, memory_gb):
     assert profile_memory_gb(profile) == memory_gb
 
 
-@pytest.mark.parametrize("profile", ["", "3g", "3g.40", "8g.80gb", "0g.5gb", "3g.40GB", "1g.10gb+me", "gpu", None, 3])
+@pytest.mark.parametrize("profile", ["", "3g", "3g.40", "3g.40GB", "1g.10gb.me", "gpu", None, 3])
 def test_invalid_profile_names(profile):
     assert not is_valid_profile_name(profile)
-    with pytest.raises(GpuShareError, match="not a MIG profile name"):
+    with pytest.raises(GpuShareError, match="MIG profile"):
         profile_slices(profile)
 
 
@@ -238,11 +251,9 @@ def test_max_compute_slices_follows_the_full_gpu_profile():
 )
 def test_profile_memory_slices_fit_eight(product, memory_mib, profiles):
     model = find_gpu_model(product, memory_mib)
-    # The table's max instances are what eight memory slices allow (or seven compute slices).
+    # The table's max instances are the placements nvidia-smi mig -lgipp lists (memory and compute slices).
     for profile, most in profiles.items():
-        by_memory = 8 // model.profile_memory_slices(profile)
-        by_compute = model.max_compute_slices // profile_slices(profile)
-        assert most == min(by_memory, by_compute), profile
+        assert most == len(model.placements(profile)), profile
 
 
 def test_mig_memory_mib():
@@ -256,5 +267,7 @@ def test_mig_memory_mib():
 
 def test_describe_profiles_orders_by_slices():
     model = find_gpu_model("NVIDIA-A30", 24576)
-    assert describe_mig_profiles(model) == "1g.6gb (max 4), 2g.12gb (max 2), 4g.24gb (max 1)"
+    assert describe_mig_profiles(model) == (
+        "1g.6gb (max 4), 1g.6gb+me (max 1), 2g.12gb (max 2), 2g.12gb+me (max 1), 4g.24gb (max 1)"
+    )
     assert describe_mig_profiles(find_gpu_model("Tesla-T4", 15360)) == "none"

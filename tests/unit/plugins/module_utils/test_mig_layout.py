@@ -62,7 +62,7 @@ def test_max_plus_one_refused(model, profile):
     with pytest.raises(
         GpuShareError,
         match=r"node gpu-1 \(%s\).*%d x %s asked, but one %s holds at most %d"
-        % (model.name, model.profiles[profile] + 1, profile.replace(".", r"\."), model.name, model.profiles[profile]),
+        % (model.name, model.profiles[profile] + 1, re.escape(profile), model.name, model.profiles[profile]),
     ):
         validate_mig_layout(layout({profile: model.profiles[profile] + 1}), model, 8, "gpu-1")
 
@@ -115,7 +115,7 @@ def test_a30_has_four_slices():
 )
 def test_memory_slices_refused(devices):
     model = find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960)
-    with pytest.raises(GpuShareError, match=r"needs 9/8 of the memory of a A100 40GB"):
+    with pytest.raises(GpuShareError, match=r"do not fit on one A100 40GB: its 8 memory slices have no placement"):
         validate_mig_layout(layout(devices), model, 1)
 
 
@@ -127,7 +127,9 @@ def test_memory_slices_refused(devices):
         {"2g.10gb": 3, "1g.5gb": 1},
         {"7g.40gb": 1},
         {"1g.5gb": 7},
-        {"1g.5gb": 0},
+        {"1g.5gb": 0, "7g.40gb": 1},
+        {"1g.5gb+me": 1, "1g.5gb": 6},
+        {"1c.7g.40gb": 7},
         {},
     ],
 )
@@ -152,48 +154,45 @@ def test_non_mig_gpu_refused(product):
 
 
 def test_unknown_model_refused():
-    with pytest.raises(GpuShareError, match="GPU model is unknown"):
+    with pytest.raises(GpuShareError, match="is not one the collection's catalog knows"):
         validate_mig_layout(layout({"1g.10gb": 1}), None, 1)
 
 
 @pytest.mark.parametrize(
     "entries, gpu_count, message",
     [
-        (
-            [{"devices": [0, 4], "mig-enabled": True, "mig-devices": {}}],
-            4,
-            r"GPU index 4 does not exist; the node has 4 GPUs \(valid indices: 0-3\)",
-        ),
-        ([{"devices": [-1], "mig-enabled": True, "mig-devices": {}}], 4, "GPU index -1 does not exist"),
-        (
-            [{"devices": [0], "mig-enabled": True, "mig-devices": {}}],
-            0,
-            r"GPU index 0 does not exist; the node has 0 GPUs \(valid indices: none\)",
-        ),
-        ([{"devices": [], "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
-        ([{"devices": "0,1", "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a non-empty list"),
-        ([{"devices": [0, 0], "mig-enabled": True, "mig-devices": {}}], 4, "lists a GPU index twice"),
+        # mig-parted matches an index list against the GPUs present: a missing index matches nothing,
+        # but every GPU must be matched by some entry.
+        ([{"devices": [0, 4], "mig-enabled": True, "mig-devices": {}}], 4, r"leaves GPU\(s\) 1, 2, 3 of its 4"),
+        ([{"devices": [-1], "mig-enabled": True, "mig-devices": {}}], 4, r"leaves GPU\(s\) 0, 1, 2, 3"),
+        ([{"devices": [], "mig-enabled": True, "mig-devices": {}}], 4, r"leaves GPU\(s\) 0, 1, 2, 3"),
+        ([{"devices": "0,1", "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a list"),
+        ([{"devices": [True], "mig-enabled": True, "mig-devices": {}}], 4, "devices must be 'all' or a list"),
         (
             [{"devices": [0, 1], "mig-enabled": True, "mig-devices": {}}, {"devices": [1, 2], "mig-enabled": False}],
-            4,
-            "entry 1: devices \\[1, 2\\] overlap an earlier entry",
+            3,
+            "entry 1: GPU 1 is also matched by entry 0 with another layout",
         ),
         (
             [{"devices": [0], "mig-enabled": False}, {"devices": "all", "mig-enabled": True, "mig-devices": {}}],
             4,
-            "overlap an earlier entry",
+            "GPU 0 is also matched by entry 0",
         ),
         (
-            [{"devices": "all", "mig-enabled": False}, {"devices": [3], "mig-enabled": True, "mig-devices": {}}],
+            [{"devices": "all", "mig-enabled": False}, {"devices": "all", "mig-enabled": True, "mig-devices": {}}],
             None,
-            "overlap an earlier entry",
-        ),
-        (
-            [{"devices": "all", "mig-enabled": False}, {"devices": "all", "mig-enabled": False}],
-            None,
-            "overlap an earlier entry",
+            "also matched by entry 0",
         ),
         ([{"devices": "all", "mig-enabled": "yes", "mig-devices": {}}], 1, "mig-enabled must be true or false"),
+        ([{"devices": "all"}], 1, "missing required field mig-enabled"),
+        ([{"mig-enabled": False}], 1, "missing required field devices"),
+        ([{"devices": "all", "mig-enabled": True}], 1, "mig-enabled is true, so mig-devices is required"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": None}], 1, "so mig-devices is required"),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-device": {"1g.10gb": 7}}],
+            1,
+            "unexpected field 'mig-device'",
+        ),
         (
             [{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}],
             1,
@@ -201,21 +200,25 @@ def test_unknown_model_refused():
         ),
         ([{"devices": "all", "mig-enabled": True, "mig-devices": ["1g.10gb"]}], 1, "mig-devices must map profiles"),
         ([{"devices": "all", "mig-enabled": False, "mig-devices": []}], 1, "mig-devices must map profiles"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": -1}}], 1, "must be >= 0"),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": "2"}}], 1, "must be an integer"),
         (
-            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": -1}}],
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 0}}],
             1,
-            "must be a non-negative integer",
+            "all counts in mig-devices are 0",
+        ),
+        ([{"devices": "all", "mig-enabled": True, "mig-devices": {"mig-1g.10gb": 1}}], 1, "mig-devices key"),
+        (
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb.me": 1}}],
+            1,
+            "inside mig-devices attributes keep the '\\+': 1g.10gb\\+me",
         ),
         (
-            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": "2"}}],
+            [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb+me": 1, "1g.10gb+me.all": 0}}],
             1,
-            "must be a non-negative integer",
+            "does not exist on H100",
         ),
-        (
-            [{"devices": "all", "mig-enabled": True, "mig-devices": {"mig-1g.10gb": 1}}],
-            1,
-            "MIG profile mig-1g.10gb does not exist",
-        ),
+        ([{"device-filter": 233010, "devices": "all", "mig-enabled": False}], 1, "device-filter must be a string"),
         (["all"], 1, "entry 0 must be a mapping"),
         ([], 1, "must be a non-empty list"),
         ({"devices": "all"}, 1, "must be a non-empty list"),
@@ -269,11 +272,20 @@ def test_is_shipped_config_name(name, shipped):
     assert is_shipped_config_name(name) is shipped
 
 
-@pytest.mark.parametrize("model, profile", PROFILE_CASES, ids=PROFILE_IDS)
+SHIPPED_CASES = [(m, p) for m, p in PROFILE_CASES if is_shipped_config_name("all-" + p.replace("+", "."))]
+
+
+@pytest.mark.parametrize("model, profile", SHIPPED_CASES, ids=["%s/%s" % (m.name, p) for m, p in SHIPPED_CASES])
 def test_resolve_all_profile_uses_max_instances(model, profile):
-    assert resolve_shipped_config("all-" + profile, model, 2) == [
-        {"devices": "all", "mig-enabled": True, "mig-devices": {profile: model.profiles[profile]}}
-    ]
+    device_id = model.device_ids[0]
+    name = "all-" + profile.replace("+", ".")
+    try:
+        resolved = resolve_shipped_config(name, model, 2, device_id=device_id)
+    except GpuShareError as exc:
+        # The one shipped per-profile config that does not target every GPU with the profile.
+        assert (name, model.name) == ("all-1g.35gb", "H200 NVL 141GB"), exc.msg
+        return
+    assert resolved == [{"devices": "all", "mig-enabled": True, "mig-devices": {profile: model.profiles[profile]}}]
 
 
 @pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
@@ -289,20 +301,19 @@ def test_resolve_all_enabled_and_disabled(model):
 @pytest.mark.parametrize("model", MODELS, ids=MODEL_IDS)
 def test_resolve_foreign_profile_refused(model):
     foreign = FOREIGN[model.name]
-    message = "node n1 (%s): MIG config all-%s uses profile %s, which %s does not have; valid profiles: %s" % (
-        model.name,
-        foreign,
+    message = "MIG config all-%s: node n1 (%s): MIG layout entry 0: MIG profile %s does not exist on %s; valid " % (
         foreign,
         model.name,
-        describe_mig_profiles(model),
+        foreign,
+        model.name,
     )
-    with pytest.raises(GpuShareError, match="^%s$" % re.escape(message)):
-        resolve_shipped_config("all-" + foreign, model, 1, "n1")
+    with pytest.raises(GpuShareError, match="^%s" % re.escape(message + "profiles: " + describe_mig_profiles(model))):
+        resolve_shipped_config("all-" + foreign, model, 1, "n1", device_id=(model.device_ids or [None])[0])
 
 
 @pytest.mark.parametrize("name", ["custom", "all-3g", None])
 def test_resolve_unshipped_name_refused(name):
-    with pytest.raises(GpuShareError, match="is not a shipped MIG config name"):
+    with pytest.raises(GpuShareError, match="is not a config NVIDIA ships"):
         resolve_shipped_config(name, MODELS[1], 1)
 
 

@@ -103,12 +103,20 @@ def gpu_node(
     return {"metadata": {"name": name, "labels": labels}, "status": {"capacity": {"nvidia.com/gpu": str(count)}}}
 
 
+def _with_pci_label(kwargs, device):
+    """Node Feature Discovery's PCI label carrying the device ID (the A100 PCIe 40GB has two IDs)."""
+    extra = dict(kwargs.pop("extra", None) or {})
+    extra.setdefault("feature.node.kubernetes.io/pci-0302_10de_%s.present" % device, "true")
+    kwargs["extra"] = extra
+    return kwargs
+
+
 def a100(name="gpu-a100-0", **kwargs):
-    return gpu_node(name, "NVIDIA-A100-PCIE-40GB", 2, 40960, **kwargs)
+    return gpu_node(name, "NVIDIA-A100-PCIE-40GB", 2, 40960, **_with_pci_label(kwargs, "20f1"))
 
 
 def h100(name="gpu-h100-0", **kwargs):
-    return gpu_node(name, "NVIDIA-H100-80GB-HBM3", 8, 81559, **kwargs)
+    return gpu_node(name, "NVIDIA-H100-80GB-HBM3", 8, 81559, **_with_pci_label(kwargs, "2330"))
 
 
 def t4(name="gpu-t4-0", **kwargs):
@@ -150,7 +158,7 @@ def merge(obj, patch):
     [
         (dict(), "either config"),
         (dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "either config"),
-        (dict(config="half-and-half"), "not a shipped MIG config name"),
+        (dict(config="half-and-half"), "not one of the MIG configs NVIDIA ships"),
         (dict(layout=HALF_AND_WHOLE), "needs config_name"),
         (dict(layout=HALF_AND_WHOLE, config_name="all-balanced"), "is a shipped MIG config name"),
         (dict(config="all-balanced", strategy="none"), "strategy must be one of"),
@@ -243,8 +251,8 @@ def test_second_run_after_success_changes_nothing():
 @pytest.mark.parametrize(
     "node, config, message",
     [
-        (h100(), "all-3g.20gb", "uses profile 3g.20gb, which H100 80GB does not have"),
-        (a100(), "all-1g.20gb", "uses profile 1g.20gb"),
+        (h100(), "all-3g.20gb", "MIG profile 3g.20gb does not exist on H100 80GB HBM3"),
+        (a100(), "all-1g.20gb", "MIG profile 1g.20gb does not exist"),
         (t4(), "all-balanced", "T4 does not support MIG"),
         (gpu_node("gpu-l4-0", "NVIDIA-L4", 1, 23034, mig_capable=False), "all-enabled", "does not support MIG"),
         (gpu_node("gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False), "all-1g.5gb", "does not support MIG"),
@@ -413,8 +421,8 @@ def test_changing_a_layout_nodes_already_use_refused():
         ),
         ([{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.20gb": 1, "2g.10gb": 2}}], "8 compute slices"),
         ([{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.20gb": 1}}], "does not exist on A100 40GB"),
-        ([{"devices": [0], "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}], "leaves GPU(s) 1 of its 2 unassigned"),
-        ([{"devices": [0, 2], "mig-enabled": False}], "GPU index 2 does not exist"),
+        ([{"devices": [0], "mig-enabled": True, "mig-devices": {"7g.40gb": 1}}], "leaves GPU(s) 1 of its 2 unmatched"),
+        ([{"devices": [0, 2], "mig-enabled": False}], "leaves GPU(s) 1 of its 2 unmatched"),
     ],
 )
 def test_invalid_custom_layouts_refused(layout, message):

@@ -173,7 +173,7 @@ def test_renamed_with_wrong_count():
 def test_mig_single_h100():
     state = NodeGpuState.from_node(H100_MIG_SINGLE)
     assert state.base_product == "NVIDIA-H100-80GB-HBM3"
-    assert state.gpu_model.name == "H100 80GB"
+    assert state.gpu_model.name == "H100 80GB HBM3"
     assert state.mig_enabled is True
     assert state.mig_resources == {}
     # count describes the MIG devices under the single strategy.
@@ -258,7 +258,7 @@ def test_mig_invalid_product():
     invalid["status"]["capacity"]["nvidia.com/gpu"] = "0"
     state = NodeGpuState.from_node(invalid)
     assert state.mig_enabled is True
-    assert state.gpu_model.name == "H100 80GB"
+    assert state.gpu_model.name == "H100 80GB HBM3"
     assert findings_for_node(state) == [
         "GPU Feature Discovery reports an inconsistent MIG layout (NVIDIA-H100-80GB-HBM3-MIG-INVALID); apply a "
         "layout valid for this GPU"
@@ -333,7 +333,7 @@ def test_to_dict_is_json(fixture):
 
 def test_to_dict_content():
     result = NodeGpuState.from_node(H100_MIG_MIXED).to_dict()
-    assert result["gpu_model"] == "H100 80GB"
+    assert result["gpu_model"] == "H100 80GB HBM3"
     assert result["mig_resources"] == {"1g.10gb": 4, "2g.20gb": 2, "3g.40gb": 2}
     assert result["capacity"]["nvidia.com/mig-1g.10gb"] == 4
     assert "cpu" not in result["capacity"]

@@ -369,26 +369,17 @@ MIXED_TS_MISSING = build_sharing_config("time-slicing", 2, resources=["nvidia.co
             MPS4,
             ["h100-single"],
             None,
-            r"node h100-single has MIG enabled \(strategy single\): MPS shares only whole GPUs",
+            r"node h100-single has MIG enabled \(NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\): "
+            r"MPS is not supported on MIG devices",
             id="mps-mig-single",
         ),
         pytest.param(
-            MPS4, ["h100-mixed"], None, r"node h100-mixed has MIG enabled \(strategy mixed\)", id="mps-mig-mixed"
+            MPS4, ["h100-mixed"], None, r"node h100-mixed has MIG enabled \(NVIDIA-H100-80GB-HBM3\)", id="mps-mig-mixed"
         ),
         pytest.param(
             TS4, ["t4-a"], MPS4, r"key t4 already holds a mps profile; choose another config_key", id="key-holds-mps"
         ),
         pytest.param(MPS4, ["t4-a"], TS2, r"key t4 already holds a time-slicing profile", id="key-holds-time-slicing"),
-        pytest.param(
-            MIXED_TS_MISSING,
-            ["h100-mixed"],
-            None,
-            r"node h100-mixed advertises no nvidia.com/mig-1g.5gb",
-            id="mig-profile-missing",
-        ),
-        pytest.param(
-            MIXED_TS, ["t4-a"], None, r"node t4-a advertises no nvidia.com/mig-1g.10gb", id="mig-resource-on-t4"
-        ),
     ],
 )
 def test_refusals(config, node_names, existing, message):
@@ -400,6 +391,32 @@ def test_refusals(config, node_names, existing, message):
     )
     with pytest.raises(GpuShareError, match=message):
         cluster.plan(present("t4", config, node_names))
+
+
+@pytest.mark.parametrize(
+    "config, node, message",
+    [
+        pytest.param(MIXED_TS_MISSING, "h100-mixed", "nvidia.com/mig-1g.5gb match(es) no device", id="profile-missing"),
+        pytest.param(MIXED_TS, "t4-a", "nvidia.com/mig-1g.10gb match(es) no device", id="mig-resource-on-t4"),
+    ],
+)
+def test_resource_matching_no_device_is_a_warning_and_not_waited_for(config, node, message):
+    """device-plugin-rules.md, resource names: a well-formed name that matches no device is accepted and
+    silently ignored by the plugin; here a warning, and the wait does not expect it."""
+    cluster = Cluster(
+        cluster_policy(config_name=CONFIG_MAP, mig_strategy="mixed"),
+        None,
+        [t4_node("t4-a"), h100_mig_mixed("h100-mixed")],
+    )
+    plan = cluster.plan(present("t4", config, [node]))
+    assert any(message in warning for warning in plan.warnings)
+    assert plan.expectations[node].replicas == {}
+
+
+def test_mps_on_mixed_strategy_without_mig_says_the_fix_is_the_strategy():
+    cluster = Cluster(cluster_policy(config_name=CONFIG_MAP, mig_strategy="mixed"), None, [t4_node("t4-a")])
+    with pytest.raises(GpuShareError, match="the MIG strategy is mixed.*change the strategy"):
+        cluster.plan(present("t4", MPS4, ["t4-a"]))
 
 
 def test_refusal_lists_every_bad_node_at_once():
