@@ -96,6 +96,7 @@ class Profile(object):
 OPENSHIFT_T4_MACHINESET = "gpushare-ocp-gpu-t4-us-east-1a"
 OPENSHIFT_T4_ACCELERATOR = "tesla-t4"
 MACHINE_API_NAMESPACE = "openshift-machine-api"
+OPENSHIFT_NFD_NAMESPACE = "openshift-nfd"
 
 PROFILES = {
     "openshift": Profile(
@@ -125,7 +126,7 @@ PROFILES = {
             ),
         ],
         cpu_pool=NodePool("worker", 2, "m5.2xlarge", "8", "32Gi"),
-        platform_namespaces=(MACHINE_API_NAMESPACE,),
+        platform_namespaces=(MACHINE_API_NAMESPACE, OPENSHIFT_NFD_NAMESPACE),
     ),
     "scaleway": Profile(
         "scaleway",
@@ -144,7 +145,12 @@ PROFILES = {
                 "240Gi",
                 "NVIDIA-H100-PCIe",
                 1,
-                labels={"k8s.scaleway.com/pool-name": "gpu-h100", "node.kubernetes.io/instance-type": "H100-1-80G"},
+                labels={
+                    "k8s.scaleway.com/pool-name": "gpu-h100",
+                    "node.kubernetes.io/instance-type": "H100-1-80G",
+                    # The label Kapsule's autoscaler reads for GPU pools (reference section 5); value unchecked.
+                    "k8s.scw.cloud/gpu": "true",
+                },
             )
         ],
         cpu_pool=NodePool(
@@ -182,7 +188,19 @@ OPERAND_IMAGES = {
     "nvidia-mig-manager": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.10.0",
     "nvidia-dcgm-exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0",
     MPS_CONTROL_DAEMONSET: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+    "nvidia-operator-validator": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0",
 }
+NFD_IMAGE = "registry.k8s.io/nfd/node-feature-discovery:v0.16.6"
+# Node Feature Discovery labels nodes with an NVIDIA PCI device (vendor 0x10de) so.
+NFD_NVIDIA_PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"
+# The gpu-operator Helm chart's values for its NFD dependency (node-feature-discovery.worker.tolerations).
+HELM_NFD_TOLERATIONS = [
+    {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    dict(GPU_TOLERATION),
+]
+# OpenShift's NFD operator tolerates every NoSchedule taint, but not NoExecute (reference section 5).
+OPENSHIFT_NFD_TOLERATIONS = [{"operator": "Exists", "effect": "NoSchedule"}]
 
 
 # desired objects -----------------------------------------------------------------------------
@@ -281,6 +299,40 @@ def operand_daemonset(profile, name, policy):
     }
 
 
+def nfd_worker_daemonset(profile):
+    """Node Feature Discovery's worker, on every node: OpenShift's NFD operator's, else the operator's Helm chart's."""
+    if profile.name == "openshift":
+        name, namespace, tolerations = "nfd-worker", OPENSHIFT_NFD_NAMESPACE, OPENSHIFT_NFD_TOLERATIONS
+        labels, annotations = {"app": name}, {}
+    else:
+        name, namespace, tolerations = (
+            "gpu-operator-node-feature-discovery-worker",
+            profile.operator_namespace,
+            HELM_NFD_TOLERATIONS,
+        )
+        labels = {
+            "app": name,
+            "app.kubernetes.io/managed-by": "Helm",
+            "app.kubernetes.io/name": "node-feature-discovery",
+        }
+        annotations = {"meta.helm.sh/release-name": "gpu-operator", "meta.helm.sh/release-namespace": namespace}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "tolerations": copy.deepcopy(tolerations),
+                    "containers": [{"name": "worker", "image": NFD_IMAGE}],
+                },
+            },
+        },
+    }
+
+
 def default_mig_configmap(profile):
     """The ConfigMap the operator ships (``default-mig-parted-config``): NVIDIA's 81 configs, as they are."""
     return {
@@ -350,6 +402,7 @@ def node_body(profile, name, pool, address, daemonset):
         labels.update(view.labels)
         labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
         labels[GPU_PRESENT_LABEL] = "true"
+        labels[NFD_NVIDIA_PCI_LABEL] = "true"
         labels.update(
             {
                 DEPLOY_LABEL_PREFIX + component: "true"
@@ -660,6 +713,7 @@ def _seed_operator(writer, profile):
         _content_type="application/merge-patch+json",
     )
     daemonsets = {name: writer.daemonset(operand_daemonset(profile, name, policy)) for name in OPERAND_DAEMONSETS}
+    writer.daemonset(nfd_worker_daemonset(profile))
     writer.configmap(default_mig_configmap(profile))
     return daemonsets[DEVICE_PLUGIN_DAEMONSET]
 
@@ -697,11 +751,28 @@ def reset(api_client, profile, nodes=None):
             kube.core.delete_namespaced_config_map(
                 configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False
             )
+    for namespace in profile_spec.namespaces:  # a cluster seeded before a profile gained one
+        if not _exists(kube.core.read_namespace, namespace):
+            writer.namespace(namespace)
     daemonset = _seed_operator(writer, profile_spec)
-    _seed_nodes(writer, profile_spec, fleet(profile_spec, nodes), daemonset)
+    members = fleet(profile_spec, nodes)
+    _seed_nodes(writer, profile_spec, members, daemonset)
+    if profile_spec.name == "openshift":
+        for group, version, plural, body in openshift_objects(members):
+            writer.custom(group, version, plural, body)
     kube.core.delete_collection_namespaced_event(
         NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
     )
+
+
+def _exists(read, name):
+    try:
+        read(name, _preload_content=False)
+        return True
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        return False
 
 
 def _delete_test_namespaces(kube, profile):

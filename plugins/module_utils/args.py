@@ -156,3 +156,11 @@ RESET_ARG_SPEC = dict(
 )
 
 INFO_ARG_SPEC = dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str"))
+
+PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]
+PREFLIGHT_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    node_selector=dict(type="str"),
+    fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
+    checks=dict(type="list", elements="str", default=PREFLIGHT_CHECKS, choices=PREFLIGHT_CHECKS),
+)

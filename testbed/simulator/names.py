@@ -36,6 +36,7 @@ OPERAND_DAEMONSETS = {
     "nvidia-mig-manager": "mig-manager",
     "nvidia-dcgm-exporter": "dcgm-exporter",
     MPS_CONTROL_DAEMONSET: None,  # gated by nvidia.com/mps.capable instead
+    "nvidia-operator-validator": "operator-validator",
 }
 DEPLOYED_COMPONENTS = (
     "driver",

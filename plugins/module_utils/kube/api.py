@@ -301,6 +301,36 @@ class KubeApi(object):
     def patch_daemon_set(self, namespace, name, patch):
         return self._merge_patch(self.apps.patch_namespaced_daemon_set, name, namespace, patch)
 
+    @api_call("list DaemonSets in every namespace")
+    def list_all_daemon_sets(self):
+        return _json(
+            self.apps.list_daemon_set_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
+        )["items"]
+
+    # --- quotas and platform objects --------------------------------------------------------
+    @api_call("list ResourceQuotas")
+    def list_resource_quotas(self):
+        return _json(
+            self.core.list_resource_quota_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
+        )["items"]
+
+    @api_call("list {plural}.{group}/{version}")
+    def list_custom_objects(self, group, version, plural):
+        """Every object of a custom resource in every namespace; an empty list when its CRD is not installed."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            body = _json(
+                self.custom.list_cluster_custom_object(
+                    group, version, plural, _preload_content=False, _request_timeout=self._timeout
+                )
+            )
+        except ApiException as exc:
+            if exc.status == NOT_FOUND:
+                return []
+            raise
+        return body["items"]
+
     def _get_or_none(self, read_function, *args):
         from kubernetes.client.exceptions import ApiException
 

@@ -14,7 +14,7 @@ import pytest
 
 MODULE_UTILS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "module_utils")
 PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
-RUNNERS = ("run.sharing", "run.mig", "run.reset", "run.info")
+RUNNERS = ("run.sharing", "run.mig", "run.reset", "run.info", "run.preflight")
 # layer -> the layers its files may import from
 ALLOWED = {
     "errors": set(),

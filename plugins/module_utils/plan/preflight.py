@@ -1,0 +1,857 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_preflight's checks: pure functions over API dicts, each returning findings.
+
+A finding is one problem: ``severity`` (error, warning, info), ``check`` (taints, operator, sharing,
+autoscaling, quota), ``object`` (Kind/name), ``message`` (what is wrong), ``fix`` (the exact change)
+and ``fixed_by`` (the module, option, Helm value or field that makes it).
+
+Platform facts (NVIDIA GPU sharing reference, section 5): OpenShift MachineSets carry node labels in
+``spec.template.spec.metadata.labels``; the ClusterAutoscaler ``default`` lists
+``spec.resourceLimits.gpus[{type,min,max}]`` whose ``type`` equals the ``cluster-api/accelerator`` value
+(letters, digits, dashes; never ``nvidia.com/gpu``); ``scaleDown.delayAfterAdd`` at least 10 minutes;
+scaling from zero needs ``machine.openshift.io/GPU`` and zone labels. Scaleway's autoscaler label is
+``k8s.scw.cloud/gpu`` (``k8s.scaleway.com/gpu`` before September 2025), its pool label
+``k8s.scaleway.com/pool-name``; VKS's fork reads ``vks.vngcloud.vn/accelerator`` (unconfirmed). The
+autoscaler counts physical GPUs (kubernetes/autoscaler #8129, AKS #3427) and treats a node advertising only
+``nvidia.com/gpu.shared`` or ``nvidia.com/mig-*`` as not ready (kubernetes/autoscaler #8095).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    GPU_TAINT_KEY,
+    OPERATOR_DEFAULT_TOLERATIONS,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_RESOURCE_PREFIX,
+    RESOURCE_GPU,
+    RESOURCE_PREFIX,
+    SHARED_RESOURCE_SUFFIX,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_DEVICE_PLUGIN_CONFIG,
+    LABEL_MIG_CONFIG,
+    MIG_STATE_PENDING,
+    PAUSED_FOR_MIG_CHANGE,
+    NodeGpuState,
+    deploy_label,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands import (
+    DEPLOY_OFF,
+    LABEL_NFD_NVIDIA_PCI,
+    NFD_HELM_TOLERATIONS_VALUE,
+    NFD_WORKER_OPENSHIFT,
+    OPERANDS,
+    helm_release_of,
+    is_nfd_worker,
+    pod_tolerations,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import VKS, ZONE_LABEL, cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
+    build_inventory,
+    describe_device_plugin_profiles,
+    findings_for_node,
+    untolerated_taints,
+)
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+FAIL_ON = (ERROR, WARNING, "never")
+CHECKS = ("taints", "operator", "sharing", "autoscaling", "quota")
+
+# OpenShift (reference section 5).
+OPENSHIFT = "OpenShift"
+ACCELERATOR_LABEL = "cluster-api/accelerator"
+ACCELERATOR_VALUE_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$")
+MACHINESET_GPU_ANNOTATION = "machine.openshift.io/GPU"
+MACHINESET_NODE_LABEL = "machine.openshift.io/cluster-api-machineset"
+CLUSTER_AUTOSCALER_NAME = "default"
+MIN_DELAY_AFTER_ADD_SECONDS = 600
+# Scaleway Kapsule.
+SCALEWAY = "Scaleway Kapsule"
+SCALEWAY_GPU_LABEL = "k8s.scw.cloud/gpu"
+SCALEWAY_OLD_GPU_LABEL = "k8s.scaleway.com/gpu"
+SCALEWAY_POOL_LABEL = "k8s.scaleway.com/pool-name"
+SCALEWAY_LABEL_PREFIXES = ("k8s.scaleway.com/", "k8s.scw.cloud/")
+# VNG Cloud VKS (the public autoscaler fork's label, not confirmed in production).
+VKS_ACCELERATOR_LABEL = "vks.vngcloud.vn/accelerator"
+
+AUTOSCALER_GPU_LABELS = (ACCELERATOR_LABEL, SCALEWAY_GPU_LABEL, SCALEWAY_OLD_GPU_LABEL, VKS_ACCELERATOR_LABEL)
+
+
+def finding(severity, check, obj, message, fix, fixed_by):
+    return dict(severity=severity, check=check, object=obj, message=message, fix=fix, fixed_by=fixed_by)
+
+
+def summarize(findings):
+    """``{error: n, warning: n, info: n}``."""
+    return dict((severity, sum(1 for f in findings if f["severity"] == severity)) for severity in SEVERITIES)
+
+
+def should_fail(findings, fail_on):
+    """True when a finding is at least as severe as ``fail_on`` (``never`` never fails)."""
+    if fail_on == ERROR:
+        return any(f["severity"] == ERROR for f in findings)
+    if fail_on == WARNING:
+        return any(f["severity"] in (ERROR, WARNING) for f in findings)
+    return False
+
+
+def _labels(obj):
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def _name(obj):
+    return obj["metadata"]["name"]
+
+
+def _namespaced(obj):
+    return "%s/%s" % (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+
+
+def is_gpu_node(node):
+    """A GPU node for the operator: GFD's ``nvidia.com/gpu.present`` (or any GPU label/resource), or NFD's
+    NVIDIA PCI label (set before the operator ever ran there)."""
+    return NodeGpuState.from_node(node).is_gpu_node or _labels(node).get(LABEL_NFD_NVIDIA_PCI) == "true"
+
+
+def _toleration_for(taint):
+    """The toleration matching exactly ``taint``."""
+    toleration = {"key": taint.get("key"), "effect": taint.get("effect")}
+    if taint.get("value"):
+        toleration.update(operator="Equal", value=taint["value"])
+    else:
+        toleration["operator"] = "Exists"
+    return toleration
+
+
+def _taint_text(taint):
+    return "%s%s:%s" % (taint.get("key"), "=" + taint["value"] if taint.get("value") else "", taint.get("effect"))
+
+
+def _untolerated_by_taint(gpu_nodes, tolerations):
+    """``[(taint, [node names])]`` of the taints on GPU nodes that ``tolerations`` do not tolerate."""
+    grouped = {}
+    for node in gpu_nodes:
+        for taint in untolerated_taints((node.get("spec") or {}).get("taints"), tolerations):
+            key = (taint.get("key"), taint.get("value") or "", taint.get("effect"))
+            grouped.setdefault(key, (taint, []))[1].append(_name(node))
+    return [grouped[key] for key in sorted(grouped)]
+
+
+def effective_operator_tolerations(policy):
+    """What the operands tolerate: ``spec.daemonsets.tolerations`` when non-empty (it replaces the
+    built-in list), else the built-in ``nvidia.com/gpu`` Exists NoSchedule toleration."""
+    return list(((policy.get("spec") or {}).get("daemonsets") or {}).get("tolerations") or []) or [
+        dict(toleration) for toleration in OPERATOR_DEFAULT_TOLERATIONS
+    ]
+
+
+def check_taints(policy, nodes, nfd_workers):
+    """Taints on GPU nodes the operator's DaemonSets or NFD's worker do not tolerate."""
+    findings = []
+    gpu_nodes = [node for node in nodes if is_gpu_node(node)]
+    if policy is not None:
+        policy_object = "ClusterPolicy/%s" % _name(policy)
+        current = effective_operator_tolerations(policy)
+        for taint, names in _untolerated_by_taint(gpu_nodes, current):
+            wanted = current + [_toleration_for(taint)]
+            findings.append(
+                finding(
+                    ERROR,
+                    "taints",
+                    policy_object,
+                    "taint %s on GPU node(s) %s is not tolerated by spec.daemonsets.tolerations: the operator's "
+                    "DaemonSets (driver, device plugin, GFD...) never run there, so no GPU is advertised"
+                    % (_taint_text(taint), ", ".join(names)),
+                    "set spec.daemonsets.tolerations to %s (the list replaces the built-in %s toleration, "
+                    "so keep it)" % (json.dumps(wanted, sort_keys=True), GPU_TAINT_KEY),
+                    "gpushare.k8s.gpu_tolerations (tolerations: [%s]), or the Helm value daemonsets.tolerations"
+                    % json.dumps(_toleration_for(taint), sort_keys=True),
+                )
+            )
+        listed = ((policy.get("spec") or {}).get("daemonsets") or {}).get("tolerations") or []
+        gpu_taint = {"key": GPU_TAINT_KEY, "effect": "NoSchedule"}
+        if listed and untolerated_taints([gpu_taint], listed):
+            tainted = [
+                _name(node)
+                for node in gpu_nodes
+                if any(t.get("key") == GPU_TAINT_KEY for t in (node.get("spec") or {}).get("taints") or [])
+            ]
+            if not tainted:  # with tainted nodes the finding above already says it
+                findings.append(
+                    finding(
+                        WARNING,
+                        "taints",
+                        policy_object,
+                        "spec.daemonsets.tolerations has no %s toleration and replaces the built-in one: a node "
+                        "tainted %s:NoSchedule later gets no operator" % (GPU_TAINT_KEY, GPU_TAINT_KEY),
+                        "add %s to spec.daemonsets.tolerations" % json.dumps(OPERATOR_DEFAULT_TOLERATIONS[0]),
+                        "gpushare.k8s.gpu_tolerations (keep_gpu_toleration: true)",
+                    )
+                )
+    for daemonset in nfd_workers:
+        for taint, names in _untolerated_by_taint(gpu_nodes, pod_tolerations(daemonset)):
+            release = helm_release_of(daemonset)
+            if release:
+                fixed_by = "the Helm value %s of release %s (gpushare.k8s.gpu_tolerations, nfd: true)" % (
+                    NFD_HELM_TOLERATIONS_VALUE,
+                    release,
+                )
+            elif _name(daemonset) == NFD_WORKER_OPENSHIFT:
+                fixed_by = "the NodeFeatureDiscovery instance that owns it (OpenShift's NFD operator)"
+            else:
+                fixed_by = "whatever deploys DaemonSet %s" % _namespaced(daemonset)
+            findings.append(
+                finding(
+                    ERROR,
+                    "taints",
+                    "DaemonSet/%s" % _namespaced(daemonset),
+                    "taint %s on GPU node(s) %s is not tolerated by Node Feature Discovery's worker: without its "
+                    "labels the operator never sees the node as a GPU node" % (_taint_text(taint), ", ".join(names)),
+                    "add %s to the worker's tolerations" % json.dumps(_toleration_for(taint), sort_keys=True),
+                    fixed_by,
+                )
+            )
+    return findings
+
+
+def _pods_by_daemonset(pods):
+    """``{(namespace, DaemonSet name): {node name: ready?}}`` from the pods' owner references."""
+    result = {}
+    for pod in pods:
+        for owner in pod["metadata"].get("ownerReferences") or []:
+            if owner.get("kind") == "DaemonSet":
+                node_name = (pod.get("spec") or {}).get("nodeName")
+                if node_name and not pod["metadata"].get("deletionTimestamp"):
+                    ready = any(
+                        c.get("type") == "Ready" and c.get("status") == "True"
+                        for c in (pod.get("status") or {}).get("conditions") or []
+                    )
+                    per_node = result.setdefault((pod["metadata"]["namespace"], owner["name"]), {})
+                    per_node[node_name] = per_node.get(node_name, False) or ready
+    return result
+
+
+def _enabled(policy, section):
+    return ((policy.get("spec") or {}).get(section) or {}).get("enabled", True) is not False
+
+
+def _needs(operand, state):
+    if operand.where == "mig":
+        return state.mig_capable
+    if operand.where == "mps":
+        return state.mps_capable or state.sharing_strategy == "mps"
+    return True
+
+
+def _presence_findings(title, daemonset_ref, nodes_without, nodes_unready, fix_missing, fixed_by):
+    findings = []
+    if nodes_without:
+        findings.append(
+            finding(
+                ERROR,
+                "operator",
+                "DaemonSet/%s" % daemonset_ref,
+                "the %s has no pod on GPU node(s) %s" % (title, ", ".join(sorted(nodes_without))),
+                fix_missing,
+                fixed_by,
+            )
+        )
+    if nodes_unready:
+        findings.append(
+            finding(
+                ERROR,
+                "operator",
+                "DaemonSet/%s" % daemonset_ref,
+                "the %s is not ready on GPU node(s) %s" % (title, ", ".join(sorted(nodes_unready))),
+                "read the pods' events and logs (kubectl -n %s describe pod, logs) on those nodes"
+                % daemonset_ref.split("/")[0],
+                "the node or the operand's image; not a gpushare.k8s setting",
+            )
+        )
+    return findings
+
+
+def check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods):
+    """Every operand present and ready on every GPU node that needs it; operands switched off or paused named."""
+    findings = []
+    by_ds = _pods_by_daemonset(pods)
+    states = [NodeGpuState.from_node(node) for node in nodes if is_gpu_node(node)]
+    if not states:
+        return findings
+    if not nfd_workers:
+        findings.append(
+            finding(
+                WARNING,
+                "operator",
+                "Node Feature Discovery",
+                "no Node Feature Discovery worker DaemonSet (*%s or %s) found: new GPU nodes get no %s label and "
+                "the operator does not see them"
+                % ("node-feature-discovery-worker", NFD_WORKER_OPENSHIFT, LABEL_NFD_NVIDIA_PCI),
+                "install NFD (the GPU Operator's Helm chart with nfd.enabled=true, or OpenShift's NFD operator)",
+                "the GPU Operator's Helm value nfd.enabled, or OpenShift's NFD operator",
+            )
+        )
+    for daemonset in nfd_workers:
+        ref = _namespaced(daemonset)
+        present = by_ds.get((daemonset["metadata"]["namespace"], _name(daemonset)), {})
+        without = [s.name for s in states if s.name not in present]
+        unready = [s.name for s in states if s.name in present and not present[s.name]]
+        findings += _presence_findings(
+            "Node Feature Discovery worker",
+            ref,
+            without,
+            unready,
+            "check the worker's tolerations and node selector against those nodes (see the taints findings)",
+            "the worker's tolerations (gpushare.k8s.gpu_tolerations with nfd: true, or Helm value %s)"
+            % NFD_HELM_TOLERATIONS_VALUE,
+        )
+    if policy is None or namespace is None:
+        return findings
+    existing = dict((_name(ds), ds) for ds in daemonsets)
+    for operand in OPERANDS:
+        if not _enabled(policy, operand.policy_section):
+            continue
+        needing = [state for state in states if _needs(operand, state)]
+        if not needing:
+            continue
+        ref = "%s/%s" % (namespace, operand.daemonset)
+        if operand.daemonset not in existing:
+            findings.append(
+                finding(
+                    ERROR,
+                    "operator",
+                    "DaemonSet/%s" % ref,
+                    "the %s DaemonSet does not exist although ClusterPolicy %s enables it and GPU node(s) %s need it"
+                    % (operand.name, _name(policy), ", ".join(s.name for s in needing)),
+                    "read the operator's logs and the ClusterPolicy's status (kubectl get clusterpolicy %s -o yaml)"
+                    % _name(policy),
+                    "the GPU Operator (spec.%s of the ClusterPolicy)" % operand.policy_section,
+                )
+            )
+            continue
+        present = by_ds.get((namespace, operand.daemonset), {})
+        without, unready = [], []
+        for state in needing:
+            value = state.labels.get(deploy_label(operand.component)) if operand.component else None
+            if value == DEPLOY_OFF:
+                findings.append(
+                    finding(
+                        WARNING,
+                        "operator",
+                        "Node/%s" % state.name,
+                        "the %s is switched off on this GPU node (label %s=%s)"
+                        % (operand.name, deploy_label(operand.component), value),
+                        "kubectl label node %s %s=true --overwrite (or remove the label and let the operator set it)"
+                        % (state.name, deploy_label(operand.component)),
+                        "the node label %s" % deploy_label(operand.component),
+                    )
+                )
+                continue
+            if value == PAUSED_FOR_MIG_CHANGE:
+                if state.mig_config_state == MIG_STATE_PENDING:
+                    findings.append(
+                        finding(
+                            INFO,
+                            "operator",
+                            "Node/%s" % state.name,
+                            "the %s is paused (%s=%s) while mig-manager applies %s"
+                            % (operand.name, deploy_label(operand.component), value, state.mig_config),
+                            "nothing, once the MIG change finishes (see the sharing findings if it is stuck)",
+                            "mig-manager",
+                        )
+                    )
+                # Paused with no change pending: the sharing check names the labels left behind.
+                continue
+            if state.name not in present:
+                without.append(state.name)
+            elif not present[state.name]:
+                unready.append(state.name)
+        findings += _presence_findings(
+            operand.name,
+            ref,
+            without,
+            unready,
+            "make the DaemonSet's pods land there: tolerate the nodes' taints (spec.daemonsets.tolerations) and "
+            "check the nodes' %s labels" % deploy_label("*"),
+            "gpushare.k8s.gpu_tolerations, or the operator's node labels",
+        )
+    return findings
+
+
+# How to fix each kind of finding plan/inventory.findings_for_node reports, matched on its wording in this order
+# (the left-behind message also says "is pending").
+_SHARING_FIXES = (
+    (
+        "names no key",
+        ERROR,
+        "point the node at an existing profile, or create the profile it names",
+        "gpushare.k8s.gpu_timeslicing / gpu_mps (config_key, nodes), or gpushare.k8s.gpu_reset on the node",
+    ),
+    (
+        "left behind",
+        ERROR,
+        "remove the %s labels (kubectl label node <node> nvidia.com/gpu.deploy.<component>=true --overwrite)"
+        % PAUSED_FOR_MIG_CHANGE,
+        "kubectl label node (no gpushare.k8s module changes these labels: mig-manager owns them)",
+    ),
+    (
+        "inconsistent MIG layout",
+        ERROR,
+        "apply a MIG layout valid for this GPU",
+        "gpushare.k8s.gpu_mig_config (config or layout)",
+    ),
+    (
+        "is not running on the node",
+        ERROR,
+        "make GPU Feature Discovery run there (see the operator and taints findings)",
+        "gpushare.k8s.gpu_tolerations, or the operator",
+    ),
+    (
+        "capacity",
+        ERROR,
+        "restart the device plugin so it applies the current config",
+        "gpushare.k8s.gpu_timeslicing / gpu_mps (restart_device_plugin: true)",
+    ),
+    (
+        "failed",
+        ERROR,
+        "stop the GPU pods on the node, then set %s again" % LABEL_MIG_CONFIG,
+        "gpushare.k8s.gpu_mig_config (drain: true), or gpushare.k8s.gpu_reset",
+    ),
+    (
+        "is pending",
+        WARNING,
+        "stop or drain the GPU pods on the node so mig-manager can finish",
+        "gpushare.k8s.gpu_mig_config (drain: true)",
+    ),
+)
+
+
+def _sharing_fix(message):
+    for words, severity, fix, fixed_by in _SHARING_FIXES:
+        if words in message:
+            return severity, fix, fixed_by
+    return ERROR, "see gpushare.k8s.gpu_info for the node's state", "gpushare.k8s.gpu_info"
+
+
+def check_sharing(policy, config_map, nodes):
+    """Sharing consistency, as plan/inventory finds it, each finding with its fix."""
+    findings = []
+    if policy is not None:
+        for item in build_inventory(policy, config_map, [], [])["findings"]:
+            findings.append(
+                finding(
+                    ERROR,
+                    "sharing",
+                    item["object"],
+                    item["message"],
+                    "create the ConfigMap and key the policy names, or point the policy at existing ones",
+                    "gpushare.k8s.gpu_timeslicing / gpu_mps (config_map, make_default), or gpushare.k8s.gpu_reset",
+                )
+            )
+    config_keys = set(describe_device_plugin_profiles(config_map)) if config_map is not None else None
+    for node in nodes:
+        state = NodeGpuState.from_node(node)
+        if config_keys is None and state.device_plugin_config:
+            # findings_for_node compares the label with the ConfigMap's keys; with no ConfigMap, say so here.
+            findings.append(
+                finding(
+                    ERROR,
+                    "sharing",
+                    "Node/%s" % state.name,
+                    "label %s=%s names a device-plugin profile, but the ClusterPolicy names no device-plugin "
+                    "ConfigMap that exists (spec.devicePlugin.config.name): the plugin ignores the label"
+                    % (LABEL_DEVICE_PLUGIN_CONFIG, state.device_plugin_config),
+                    "remove the label %s from %s, or create the profile %s and point the policy at its ConfigMap"
+                    % (LABEL_DEVICE_PLUGIN_CONFIG, state.name, state.device_plugin_config),
+                    _SHARING_FIXES[0][3],
+                )
+            )
+        for message in findings_for_node(state, config_keys):
+            severity, fix, fixed_by = _sharing_fix(message)
+            if "names no key" in message:
+                fix = "set %s on %s to one of the ConfigMap's keys, or create key %s" % (
+                    LABEL_DEVICE_PLUGIN_CONFIG,
+                    state.name,
+                    state.device_plugin_config,
+                )
+            elif "left behind" in message:
+                fix = "kubectl label node %s %s --overwrite" % (
+                    state.name,
+                    " ".join("%s=true" % deploy_label(component) for component in state.paused_components),
+                )
+            findings.append(finding(severity, "sharing", "Node/%s" % state.name, message, fix, fixed_by))
+    return findings
+
+
+def parse_duration(text):
+    """Seconds of a Go duration (``15m``, ``1h30m``, ``600s``, ``10m0s``), None when unreadable."""
+    if text is None:
+        return None
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", str(text))
+    if not parts or "".join(n + u for n, u in parts) != str(text).strip():
+        return None
+    unit = dict(h=3600, m=60, s=1, ms=0.001)
+    return sum(float(number) * unit[suffix] for number, suffix in parts)
+
+
+def detect_platform(nodes, machinesets, policy=None):
+    """OpenShift (MachineSets, or the OLM policy name), Scaleway, VKS, or None."""
+    if machinesets or (policy is not None and _name(policy) == "gpu-cluster-policy"):
+        return OPENSHIFT
+    for node in nodes:
+        if any(key.startswith(SCALEWAY_LABEL_PREFIXES) for key in _labels(node)):
+            return SCALEWAY
+    return cloud_without_mig(nodes)
+
+
+def _machineset_node_labels(machineset):
+    return ((((machineset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("metadata") or {}).get(
+        "labels"
+    ) or {}
+
+
+def _suggested_accelerator(states):
+    for state in states:
+        if state.base_product:
+            return re.sub(r"[^a-z0-9-]", "", state.base_product.lower().replace("nvidia-", "").replace("_", "-"))
+    return "<gpu-type>"
+
+
+def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes):
+    findings = []
+    nodes_by_machineset = {}
+    for node in nodes:
+        owner = _labels(node).get(MACHINESET_NODE_LABEL)
+        if owner:
+            nodes_by_machineset.setdefault(owner, []).append(NodeGpuState.from_node(node))
+    autoscaler = next((ca for ca in cluster_autoscalers if _name(ca) == CLUSTER_AUTOSCALER_NAME), None)
+    gpu_limits = (((autoscaler or {}).get("spec") or {}).get("resourceLimits") or {}).get("gpus") or []
+    limit_types = [entry.get("type") for entry in gpu_limits]
+    autoscaled_gpu_machinesets = 0
+    for machineset in machinesets:
+        name = _name(machineset)
+        ref = "MachineSet/%s" % _namespaced(machineset)
+        labels = _machineset_node_labels(machineset)
+        annotations = machineset["metadata"].get("annotations") or {}
+        states = nodes_by_machineset.get(name, [])
+        is_gpu = (
+            ACCELERATOR_LABEL in labels
+            or any(state.is_gpu_node for state in states)
+            or (annotations.get(MACHINESET_GPU_ANNOTATION) or "0") not in ("0", "")
+        )
+        if not is_gpu:
+            continue
+        targeting = [
+            ma
+            for ma in machine_autoscalers
+            if ((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("name") == name
+            and ((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("kind", "MachineSet") == "MachineSet"
+            and ma["metadata"].get("namespace") == machineset["metadata"].get("namespace")
+        ]
+        accelerator = labels.get(ACCELERATOR_LABEL)
+        suggested = accelerator if accelerator and ACCELERATOR_VALUE_RE.match(accelerator) else None
+        suggested = suggested or _suggested_accelerator(states)
+        if accelerator is None:
+            findings.append(
+                finding(
+                    ERROR,
+                    "autoscaling",
+                    ref,
+                    "GPU MachineSet has no %s node label: the cluster autoscaler does not know its nodes' GPU type, "
+                    "never counts them against resourceLimits.gpus and may scale it again while the driver installs "
+                    "(gpu-operator #708)" % ACCELERATOR_LABEL,
+                    "set spec.template.spec.metadata.labels.%s: %s" % (ACCELERATOR_LABEL, suggested),
+                    "gpushare.k8s.gpu_autoscaling (accelerator), or edit the MachineSet",
+                )
+            )
+        elif not ACCELERATOR_VALUE_RE.match(accelerator):
+            findings.append(
+                finding(
+                    ERROR,
+                    "autoscaling",
+                    ref,
+                    "%s=%s is not a valid GPU type: letters, digits and dashes only (never nvidia.com/gpu)"
+                    % (ACCELERATOR_LABEL, accelerator),
+                    "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
+                    % (ACCELERATOR_LABEL, suggested),
+                    "gpushare.k8s.gpu_autoscaling (accelerator), or edit the MachineSet",
+                )
+            )
+        if not targeting:
+            findings.append(
+                finding(
+                    WARNING,
+                    "autoscaling",
+                    ref,
+                    "no MachineAutoscaler targets this GPU MachineSet: it never scales",
+                    "create a MachineAutoscaler (autoscaling.openshift.io/v1beta1) with scaleTargetRef "
+                    "MachineSet %s, minReplicas and maxReplicas" % name,
+                    "gpushare.k8s.gpu_autoscaling (min_replicas, max_replicas)",
+                )
+            )
+            continue
+        autoscaled_gpu_machinesets += 1
+        if autoscaler is not None and accelerator and suggested == accelerator and accelerator not in limit_types:
+            findings.append(
+                finding(
+                    ERROR,
+                    "autoscaling",
+                    "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
+                    "spec.resourceLimits.gpus has no entry of type %s (MachineSet %s): the autoscaler does not "
+                    "limit or scale that GPU type as intended" % (accelerator, name),
+                    "add {type: %s, min: 0, max: <physical GPUs>} to spec.resourceLimits.gpus" % accelerator,
+                    "gpushare.k8s.gpu_autoscaling (gpu_limit)",
+                )
+            )
+        scales_from_zero = any(int((ma.get("spec") or {}).get("minReplicas") or 0) == 0 for ma in targeting)
+        if scales_from_zero:
+            gpus = annotations.get(MACHINESET_GPU_ANNOTATION)
+            if not (gpus or "").isdigit() or int(gpus) < 1:
+                findings.append(
+                    finding(
+                        ERROR,
+                        "autoscaling",
+                        ref,
+                        "the MachineSet scales from zero but has no %s annotation: with no node to look at, the "
+                        "autoscaler does not know a new machine brings GPUs" % MACHINESET_GPU_ANNOTATION,
+                        'annotate the MachineSet %s: "<physical GPUs per machine>"' % MACHINESET_GPU_ANNOTATION,
+                        "gpushare.k8s.gpu_autoscaling (gpus_per_machine), or kubectl annotate machineset",
+                    )
+                )
+            if ZONE_LABEL not in labels:
+                findings.append(
+                    finding(
+                        WARNING,
+                        "autoscaling",
+                        ref,
+                        "the MachineSet scales from zero but its node labels lack %s: pods pinned to a zone (or "
+                        "to zonal volumes) never trigger it" % ZONE_LABEL,
+                        "set spec.template.spec.metadata.labels.%s to the MachineSet's zone" % ZONE_LABEL,
+                        "edit the MachineSet (spec.template.spec.metadata.labels)",
+                    )
+                )
+    if autoscaled_gpu_machinesets:
+        if autoscaler is None:
+            findings.append(
+                finding(
+                    ERROR,
+                    "autoscaling",
+                    "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
+                    "GPU MachineSets have MachineAutoscalers but there is no ClusterAutoscaler %s: nothing scales"
+                    % CLUSTER_AUTOSCALER_NAME,
+                    "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: 15m",
+                    "gpushare.k8s.gpu_autoscaling",
+                )
+            )
+        else:
+            delay = ((autoscaler.get("spec") or {}).get("scaleDown") or {}).get("delayAfterAdd")
+            seconds = parse_duration(delay) if delay is not None else None
+            if delay is not None and (seconds is None or seconds < MIN_DELAY_AFTER_ADD_SECONDS):
+                findings.append(
+                    finding(
+                        WARNING,
+                        "autoscaling",
+                        "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
+                        "spec.scaleDown.delayAfterAdd is %s: GPU nodes take 10-15 minutes to install the driver and "
+                        "advertise GPUs, so the autoscaler may remove or add nodes meanwhile" % delay,
+                        "set spec.scaleDown.delayAfterAdd: 15m",
+                        "gpushare.k8s.gpu_autoscaling (delay_after_add), or edit the ClusterAutoscaler",
+                    )
+                )
+    return findings
+
+
+def check_scaleway(nodes):
+    findings = []
+    for node in nodes:
+        if not is_gpu_node(node):
+            continue
+        labels = _labels(node)
+        if SCALEWAY_GPU_LABEL not in labels:
+            old = SCALEWAY_OLD_GPU_LABEL in labels
+            findings.append(
+                finding(
+                    WARNING,
+                    "autoscaling",
+                    "Node/%s" % _name(node),
+                    "GPU node without the %s label%s: Kapsule's autoscaler does not see its pool as a GPU pool"
+                    % (
+                        SCALEWAY_GPU_LABEL,
+                        " (it carries %s, the name before September 2025)" % SCALEWAY_OLD_GPU_LABEL if old else "",
+                    ),
+                    "label the pool's nodes %s (upgrade or recreate the pool so Kapsule sets it)" % SCALEWAY_GPU_LABEL,
+                    "the Kapsule pool (Scaleway console, scw k8s pool), not a gpushare.k8s setting",
+                )
+            )
+        if SCALEWAY_POOL_LABEL not in labels:
+            findings.append(
+                finding(
+                    WARNING,
+                    "autoscaling",
+                    "Node/%s" % _name(node),
+                    "GPU node without the %s label: it belongs to no Kapsule pool, so no autoscaler manages it"
+                    % SCALEWAY_POOL_LABEL,
+                    "run GPU workloads on nodes of a Kapsule pool (%s)" % SCALEWAY_POOL_LABEL,
+                    "the Kapsule pool, not a gpushare.k8s setting",
+                )
+            )
+    return findings
+
+
+def check_vks(nodes):
+    findings = []
+    for node in nodes:
+        if is_gpu_node(node) and VKS_ACCELERATOR_LABEL not in _labels(node):
+            findings.append(
+                finding(
+                    INFO,
+                    "autoscaling",
+                    "Node/%s" % _name(node),
+                    "GPU node without %s, the label VKS's public autoscaler fork reads for GPU node groups (not "
+                    "confirmed in production)" % VKS_ACCELERATOR_LABEL,
+                    "if the node group autoscales, label it %s=<gpu type> in the node group's labels"
+                    % VKS_ACCELERATOR_LABEL,
+                    "the VKS node group's labels, not a gpushare.k8s setting",
+                )
+            )
+    return findings
+
+
+def check_shared_autoscaled(nodes, autoscaled_machinesets=()):
+    """Warnings for autoscaled GPU nodes whose sharing misleads the autoscaler (any platform)."""
+    findings = []
+    for node in nodes:
+        labels = _labels(node)
+        autoscaled = any(label in labels for label in AUTOSCALER_GPU_LABELS) or (
+            labels.get(MACHINESET_NODE_LABEL) in autoscaled_machinesets
+        )
+        if not autoscaled or not is_gpu_node(node):
+            continue
+        state = NodeGpuState.from_node(node)
+        only_other = state.allocatable.get(RESOURCE_GPU, 0) == 0 and any(
+            (name.endswith(SHARED_RESOURCE_SUFFIX) or name.startswith(MIG_RESOURCE_PREFIX)) and value > 0
+            for name, value in state.allocatable.items()
+        )
+        if only_other:
+            findings.append(
+                finding(
+                    WARNING,
+                    "autoscaling",
+                    "Node/%s" % state.name,
+                    "autoscaled GPU node advertising no %s, only %s: the cluster autoscaler treats a node its GPU "
+                    "label says has GPUs but which shows none as not ready yet, forever (kubernetes/autoscaler #8095)"
+                    % (RESOURCE_GPU, ", ".join(sorted(n for n, v in state.allocatable.items() if v > 0))),
+                    "keep %s advertised on autoscaled pools: time-slicing/MPS without renameByDefault, MIG with the "
+                    "single strategy" % RESOURCE_GPU,
+                    "gpushare.k8s.gpu_timeslicing / gpu_mps (rename_by_default: false), gpushare.k8s.gpu_mig_config "
+                    "(strategy: single)",
+                )
+            )
+        if state.replicas > 1:
+            findings.append(
+                finding(
+                    WARNING,
+                    "autoscaling",
+                    "Node/%s" % state.name,
+                    "autoscaled GPU node shares each GPU %d ways (%s): the autoscaler counts physical GPUs, so a new "
+                    "node is taken for %d GPU(s) while pods see %d; its limits and scale-up estimates ignore the "
+                    "replicas (kubernetes/autoscaler #8129, AKS #3427)"
+                    % (state.replicas, state.sharing_strategy, state.count, state.count * state.replicas),
+                    "express autoscaler limits in physical GPUs (a max of N GPUs serves N x %d pods) and size the "
+                    "pool's max by pods / %d, or keep sharing off autoscaled pools" % (state.replicas, state.replicas),
+                    "gpushare.k8s.gpu_autoscaling (gpu_limit in physical GPUs), or gpushare.k8s.gpu_reset on the pool",
+                )
+            )
+    return findings
+
+
+def check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers):
+    findings = []
+    autoscaled = set()
+    if platform == OPENSHIFT:
+        findings += check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes)
+        autoscaled = set(((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("name") for ma in machine_autoscalers)
+    elif platform == SCALEWAY:
+        findings += check_scaleway(nodes)
+    elif platform == VKS:
+        findings += check_vks(nodes)
+    return findings + check_shared_autoscaled(nodes, autoscaled)
+
+
+def check_quotas(pods, quotas):
+    """Namespaces whose GPU pods request resources no ResourceQuota of the namespace limits."""
+    used = {}
+    for pod in pods:
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for resource in gpu_requests(pod):
+            if resource.startswith(RESOURCE_PREFIX):
+                used.setdefault(pod["metadata"]["namespace"], set()).add(resource)
+    limited = {}
+    for quota in quotas:
+        for key in (quota.get("spec") or {}).get("hard") or {}:
+            limited.setdefault(quota["metadata"]["namespace"], set()).add(
+                key[len("requests.") :] if key.startswith("requests.") else key
+            )
+    findings = []
+    for namespace in sorted(used):
+        missing = sorted(used[namespace] - limited.get(namespace, set()))
+        if missing:
+            findings.append(
+                finding(
+                    WARNING,
+                    "quota",
+                    "Namespace/%s" % namespace,
+                    "GPU pods here request %s with no ResourceQuota limiting it: the namespace can take every "
+                    "GPU or slice of the cluster" % ", ".join(missing),
+                    "create a ResourceQuota in %s with spec.hard {%s}"
+                    % (namespace, ", ".join('"requests.%s": <n>' % resource for resource in missing)),
+                    "gpushare.k8s.gpu_quota (namespace: %s), or kubectl create quota" % namespace,
+                )
+            )
+    return findings
+
+
+def preflight(
+    policy,
+    namespace,
+    config_map,
+    nodes,
+    pods,
+    daemonsets=(),
+    all_daemonsets=(),
+    quotas=(),
+    machinesets=(),
+    cluster_autoscalers=(),
+    machine_autoscalers=(),
+    checks=CHECKS,
+):
+    """Every finding of the ``checks`` asked for, most severe first (stable within a severity)."""
+    nfd_workers = [ds for ds in all_daemonsets if is_nfd_worker(ds)]
+    findings = []
+    if "taints" in checks:
+        findings += check_taints(policy, nodes, nfd_workers)
+    if "operator" in checks:
+        findings += check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods)
+    if "sharing" in checks:
+        findings += check_sharing(policy, config_map, nodes)
+    if "autoscaling" in checks:
+        platform = detect_platform(nodes, machinesets, policy)
+        findings += check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers)
+    if "quota" in checks:
+        findings += check_quotas(pods, quotas)
+    order = dict((severity, index) for index, severity in enumerate(SEVERITIES))
+    return sorted(findings, key=lambda f: order[f["severity"]])

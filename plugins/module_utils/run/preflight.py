@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_preflight: one LIST of each kind it checks, then plan/preflight.py's findings."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import (
+    ERROR,
+    finding,
+    preflight,
+    should_fail,
+    summarize,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+
+# OpenShift's objects (reference section 5); listing them elsewhere returns nothing (no CRD).
+MACHINESETS = ("machine.openshift.io", "v1beta1", "machinesets")
+CLUSTER_AUTOSCALERS = ("autoscaling.openshift.io", "v1", "clusterautoscalers")
+MACHINE_AUTOSCALERS = ("autoscaling.openshift.io", "v1beta1", "machineautoscalers")
+
+
+def run_gpu_preflight(module):
+    """gpu_preflight: read-only; fails only as ``fail_on`` asks."""
+    kube = module.kube
+    params = module.params
+    checks = params["checks"]
+    policy = namespace = config_map = None
+    daemonsets = []
+    findings = []
+    policies = kube.list_cluster_policies()
+    try:
+        operator = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
+        policy, namespace = operator.policy, operator.namespace
+    except GpuShareError as exc:
+        findings.append(
+            finding(
+                ERROR,
+                "operator",
+                "GPU Operator",
+                exc.msg,
+                "install the NVIDIA GPU Operator, or name its ClusterPolicy and namespace",
+                "the cluster_policy and namespace options",
+            )
+        )
+        if policies and len(policies) == 1:
+            policy = policies[0]
+    if policy is not None and namespace is not None:
+        config_map_name = device_plugin_config_of(policy)[0]
+        if config_map_name:
+            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
+        daemonsets = kube.list_daemon_sets(namespace=namespace)[0]
+    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
+    pods = kube.list_pods()
+    openshift = {}
+    if "autoscaling" in checks:
+        for key, kind in (
+            ("machinesets", MACHINESETS),
+            ("cluster_autoscalers", CLUSTER_AUTOSCALERS),
+            ("machine_autoscalers", MACHINE_AUTOSCALERS),
+        ):
+            openshift[key] = kube.list_custom_objects(*kind)
+    findings += preflight(
+        policy,
+        namespace,
+        config_map,
+        nodes,
+        pods,
+        daemonsets=daemonsets,
+        all_daemonsets=kube.list_all_daemon_sets() if set(checks) & {"taints", "operator"} else [],
+        quotas=kube.list_resource_quotas() if "quota" in checks else [],
+        checks=checks,
+        **openshift,
+    )
+    result = dict(
+        changed=False,
+        cluster_policy=policy["metadata"]["name"] if policy else None,
+        namespace=namespace,
+        findings=findings,
+        summary=summarize(findings),
+    )
+    if should_fail(findings, params["fail_on"]):
+        result.update(
+            failed=True,
+            msg="gpu_preflight found %s: %s"
+            % (
+                ", ".join("%d %s(s)" % (n, severity) for severity, n in result["summary"].items() if n),
+                "; ".join("%s: %s" % (f["object"], f["message"]) for f in findings if f["severity"] != "info"),
+            ),
+        )
+    return result
