@@ -16,6 +16,10 @@ description:
     count, memory, replicas, sharing strategy, MIG and MPS state, the device-plugin profile label,
     capacity and allocatable of every C(nvidia.com/*) resource, taints) and the GPU pods running
     there with what they request.
+  - Per node also the GPU model the collection's catalog matches (C(gpu_model); null when unknown), its
+    compute capability, its PCI device ID when Node Feature Discovery labels it, and every MIG device the
+    mixed strategy advertises, attributes included (C(mig_resources), e.g. C({"1g.10gb+me": 8}) for the
+    resource C(nvidia.com/mig-1g.10gb.me)).
   - Reports the ClusterPolicy's sharing fields, the profiles of its device-plugin ConfigMap, and
     findings, such as capacity that does not equal count x replicas, a label naming a missing
     profile, MIG changes pending or failed, C(paused-for-mig-change) labels left behind, a policy
@@ -93,6 +97,10 @@ nodes:
       mig_capable: false
       mps_capable: false
       device_plugin_config: time-slicing
+      gpu_model: T4
+      compute_capability: "7.5"
+      pci_device_id: null
+      mig_resources: {}
       capacity: {"nvidia.com/gpu": 4}
       allocatable: {"nvidia.com/gpu": 4}
       gpu_pods: [{"namespace": "ml", "name": "trainer-0", "phase": "Running", "requests": {"nvidia.com/gpu": 1}}]

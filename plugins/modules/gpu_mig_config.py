@@ -18,11 +18,22 @@ description:
     a mig-parted ConfigMap (key C(config.yaml); other named configurations are kept, and a new ConfigMap starts
     from the one mig-manager reads now so the shipped names keep working) that C(spec.migManager.config.name)
     then names.
-  - Validates, before writing anything and for every target node from its GPU model (GPU Feature Discovery's
-    product and memory labels), unknown or foreign profiles (C(3g.20gb) on an H100 80GB), more instances than a
-    GPU holds, more than 7 compute slices (or more memory than the GPU has), GPUs without MIG (T4, A10, L4,
-    RTX...), platforms without MIG (VNG Cloud VKS), a node whose previous MIG change is still pending, and a
-    layout GPU Feature Discovery's C(single) strategy cannot advertise (several profiles, which need C(mixed)).
+  - Validates, before writing anything, as mig-parted and the GPU decide. The layout (or the shipped
+    configuration's entries) is parsed as mig-parted's strict parser does (only C(device-filter), C(devices),
+    C(mig-enabled) and C(mig-devices); required fields; counts; a typo such as C(mig-device) is refused, since
+    one bad entry makes the whole C(config.yaml) unreadable), its device filters are matched against the node's
+    GPU, and every GPU must be matched. Then, per GPU, from the node's GPU model (its PCI device ID from Node
+    Feature Discovery's C(pci-<class>_10de_<device>) label when present, else GPU Feature Discovery's product and
+    memory labels; an unknown GPU is refused, never guessed): profiles the GPU lacks (C(3g.20gb) on an H100
+    80GB), more instances than it holds, more than one media-extension instance (C(+me), C(+me.all)), more
+    compute slices than it has, and instances with no placement in its memory slices. Also GPUs without MIG
+    (T4, A10, L4, RTX...), platforms without MIG (VNG Cloud VKS), a node whose previous MIG change is still
+    pending, and a layout GPU Feature Discovery's C(single) strategy cannot advertise (several profiles, which
+    need C(mixed)).
+  - The catalog holds every GPU NVIDIA's shipped MIG configuration targets (A30, A100/A800, H100/H800 and their
+    NVL and 96GB parts, H20, GH200, H200, B200, GB200, B300, GB300, RTX PRO 6000 Blackwell), with their profiles
+    including attributes (C(1g.10gb+me), C(1g.24gb+gfx), C(1g.24gb-me)) and compute-instance profiles
+    (C(1c.7g.80gb)).
   - mig-manager never evicts workloads, and a GPU pod still running makes the change fail. The module refuses
     while pods requesting any C(nvidia.com/*) resource run on a node to reconfigure and lists them; with
     I(drain=true) it cordons the nodes, evicts those pods (respecting PodDisruptionBudgets), waits until they
@@ -61,17 +72,25 @@ options:
     choices: [single, mixed]
   config:
     description:
-      - A MIG configuration shipped with mig-manager, C(all-disabled), C(all-enabled), C(all-balanced) or
-        C(all-<profile>) (as many instances of the profile as each GPU holds, e.g. C(all-1g.10gb)).
-      - It must exist in the ConfigMap mig-manager reads (C(spec.migManager.config.name)).
+      - One of the 81 MIG configurations the GPU Operator ships, C(all-disabled), C(all-enabled), C(all-balanced)
+        or C(all-<profile>) (as many instances of the profile as each GPU holds, e.g. C(all-1g.10gb)), with a
+        profile's C(+) written C(.) (C(all-1g.10gb.me) for C(1g.10gb+me)).
+      - It must exist in the ConfigMap mig-manager reads (C(spec.migManager.config.name)); its entries there,
+        device filters included, are what is checked against each node's GPU.
       - Exactly one of I(config) and I(layout) is required.
     type: str
   layout:
     description:
-      - A custom layout in mig-parted's format, a list of entries C({devices, mig-enabled, mig-devices}).
-      - C(devices) is C(all) (the default) or a list of GPU indices; C(mig-enabled) is true or false.
-      - 'C(mig-devices) maps profiles to instances per GPU, for example C({"1g.10gb": 2, "2g.20gb": 1}).'
-      - Every GPU of every target node must be covered by exactly one entry.
+      - A custom layout in mig-parted's format, a list of entries C({device-filter, devices, mig-enabled,
+        mig-devices}); no other key is accepted.
+      - C(devices) (required) is C(all) or a list of GPU indices; C(mig-enabled) (required) is true or false;
+        C(device-filter) (optional) is a PCI device ID such as C(0x233010DE) or a list of them; a filter that can
+        never match gives a warning.
+      - 'C(mig-devices) (required when C(mig-enabled) is true) maps profiles to instances per GPU, for example
+        C({"1g.10gb": 2, "2g.20gb": 1}) or C({"1g.10gb+me": 1}); profiles are written with C(+) here, and a
+        non-canonical spelling (C(1c.1g.10gb)) is rewritten to the canonical one (C(1g.10gb)) with a warning,
+        because mig-parted compares them as strings.'
+      - Every GPU of every target node must be matched by an entry, and entries matching the same GPU must agree.
       - Exactly one of I(config) and I(layout) is required; I(layout) needs I(config_name).
     type: list
     elements: dict

@@ -19,8 +19,11 @@ description:
     daemon DaemonSet runs on them.
   - Unlike time-slicing, MPS caps each client's share of the GPU's threads (C(100 // replicas) percent)
     and pinned memory (C(memory // replicas) MiB); the module returns those limits per node.
-  - Refuses, before writing anything, replicas below 2, nodes with MIG enabled or the C(mixed) MIG
-    strategy (MPS shares only whole GPUs), and a profile key that already holds time-slicing.
+  - Refuses, before writing anything, replicas below 2 or above the MPS control daemon's limit (48 clients per
+    GPU, 16 on GPUs below compute capability 7.5 as the C(nvidia.com/gpu.compute.major/minor) labels say), nodes
+    with MIG enabled (MPS is not supported on MIG devices), the C(mixed) MIG strategy (the device plugin refuses
+    MPS with it even on GPUs without MIG; the fix is the strategy), and a profile key that already holds
+    time-slicing.
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:

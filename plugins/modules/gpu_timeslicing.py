@@ -16,9 +16,13 @@ description:
     dropping other keys), points the ClusterPolicy at it (patching only C(spec.devicePlugin.config)),
     labels the chosen nodes, restarts the device plugin when it would otherwise not notice, and waits
     until every node advertises C(count x replicas) GPUs.
-  - Refuses, before writing anything, replicas below 2, unknown resources, a profile key that already
-    holds MPS, node lists that match nothing, and nodes whose GPUs are in MIG mode when sharing
+  - Refuses, before writing anything, replicas below 2, resource names the device plugin refuses (longer than
+    63 characters, not a lowercase DNS subdomain after C(nvidia.com/), a C(+) instead of C(.)), a profile key
+    that already holds MPS, node lists that match nothing, and nodes whose GPUs are in MIG mode when sharing
     C(nvidia.com/gpu).
+  - A well-formed resource that matches no device on a node (C(nvidia.com/mig-1g.10gb) on a node without that
+    MIG profile, or without the C(mixed) strategy) is accepted by the device plugin and silently ignored; the
+    module warns about it and does not wait for it.
   - Time-slicing gives no memory or fault isolation between the pods sharing a GPU.
 author:
   - gpushare.k8s contributors (@gpushare)
@@ -38,7 +42,8 @@ options:
   resources:
     description:
       - Resources to share. C(nvidia.com/gpu) for whole GPUs, or mixed-strategy MIG resources
-        such as C(nvidia.com/mig-1g.10gb). The C(nvidia.com/) prefix may be omitted.
+        such as C(nvidia.com/mig-1g.10gb), with a profile's C(+) written C(.) (C(nvidia.com/mig-1g.10gb.me)).
+        The C(nvidia.com/) prefix may be omitted.
     type: list
     elements: str
     default: [nvidia.com/gpu]

@@ -115,7 +115,7 @@ def test_custom_layout(kube, run_module, audit_writes):
 # --- refusals: nothing written --------------------------------------------------------------
 
 REFUSALS = [
-    (["gpu-h100-0"], dict(strategy="mixed", config="all-3g.20gb"), "3g.20gb, which H100 80GB does not have"),
+    (["gpu-h100-0"], dict(strategy="mixed", config="all-3g.20gb"), "3g.20gb does not exist on H100 80GB HBM3"),
     (
         ["gpu-a100-0"],
         dict(
@@ -137,11 +137,24 @@ REFUSALS = [
     (["gpu-t4-0"], dict(strategy="mixed", config="all-balanced"), "T4 does not support MIG"),
     (["gpu-a100-0"], dict(strategy="single", config="all-balanced"), "use strategy mixed"),
     (["gpu-a100-0"], dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "mutually exclusive"),
+    # A typo mig-parted's strict parser refuses (and with it every config of the file, all-disabled included).
+    (
+        ["gpu-h100-0"],
+        dict(
+            strategy="mixed",
+            layout=[{"devices": "all", "mig-enabled": True, "mig-device": {"1g.10gb": 7}}],
+            config_name="typo",
+        ),
+        "unexpected field 'mig-device'",
+    ),
+    (["gpu-h100-0"], dict(strategy="mixed", config="all-1g.10gb+me"), "config names write + as '.': all-1g.10gb.me"),
 ]
 
 
 @pytest.mark.parametrize(
-    "nodes, args, message", REFUSALS, ids=["foreign-profile", "too-many", "slices", "no-mig", "single-mixed", "both"]
+    "nodes, args, message",
+    REFUSALS,
+    ids=["foreign-profile", "too-many", "slices", "no-mig", "single-mixed", "both", "typo", "plus-in-name"],
 )
 def test_refusals_write_nothing(kube, run_module, audit_writes, nodes, args, message):
     with audit_writes() as audit:
@@ -279,6 +292,35 @@ def test_mixed_mig_devices_time_sliced_by_two(kube, run_module):
     node = kube.node("gpu-a100-0")
     assert allocatable(node, "nvidia.com/mig-1g.5gb") == 28
     assert labels(node)["nvidia.com/mig-1g.5gb.replicas"] == "2"
+
+
+def test_media_extension_profile_advertised_and_time_sliced(kube, run_module):
+    """1g.10gb+me (NVML: max 1 per H100 80GB HBM3) through the shipped all-1g.10gb.me, mixed strategy:
+    advertised as nvidia.com/mig-1g.10gb.me, then time-sliced by two."""
+    result = mig(run_module, ["gpu-h100-0"], strategy="mixed", config="all-1g.10gb.me")
+    assert not result.get("failed"), result.get("msg")
+    count = int(labels(kube.node("gpu-h100-0"))["nvidia.com/gpu.count"])
+    assert result["nodes"]["gpu-h100-0"]["after"]["mig_devices"] == {"1g.10gb+me": count}
+    node = kube.node("gpu-h100-0")
+    assert allocatable(node, "nvidia.com/mig-1g.10gb.me") == count
+    assert labels(node)["nvidia.com/mig-1g.10gb.me.count"] == str(count)
+
+    info = run_module("gpu_info", {})
+    assert info["nodes"]["gpu-h100-0"]["mig_resources"] == {"1g.10gb+me": count}
+
+    result = run_module(
+        "gpu_timeslicing",
+        {
+            "config_key": "mig-1g10me-x2",
+            "replicas": 2,
+            "resources": ["nvidia.com/mig-1g.10gb.me"],
+            "nodes": {"names": ["gpu-h100-0"]},
+        },
+    )
+    assert not result.get("failed"), result.get("msg")
+    node = kube.node("gpu-h100-0")
+    assert allocatable(node, "nvidia.com/mig-1g.10gb.me") == 2 * count
+    assert labels(node)["nvidia.com/mig-1g.10gb.me.replicas"] == "2"
 
 
 # --- platforms without MIG ------------------------------------------------------------------------

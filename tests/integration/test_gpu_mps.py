@@ -51,6 +51,8 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes):
     "args, message",
     [
         ({"replicas": 1}, "replicas"),
+        # The MPS control daemon's limit (48 clients per GPU); the parser would take it, the node would fail.
+        ({"replicas": 49}, "at most 48 clients per GPU"),
         ({"replicas": 4, "config_key": "already-time-slicing"}, "already holds a time-slicing profile"),
     ],
 )

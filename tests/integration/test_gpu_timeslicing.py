@@ -275,9 +275,10 @@ def _mps_key(kube):
 
 BAD_INPUT = {
     "replicas-below-2": lambda kube: (dict(replicas=1, nodes=dict(names=[kube.gpu_nodes()[0]])), ["replicas", ">= 2"]),
-    "unknown-resource": lambda kube: (
-        dict(replicas=4, resources=["nvidia.com/tpu"], nodes=dict(names=[kube.gpu_nodes()[0]])),
-        ["nvidia.com/tpu", "time-slicing can share nvidia.com/gpu"],
+    # The device plugin refuses a '+' in a resource name (a well-formed unknown name it would ignore: a warning).
+    "bad-resource-name": lambda kube: (
+        dict(replicas=4, resources=["nvidia.com/mig-1g.10gb+me"], nodes=dict(names=[kube.gpu_nodes()[0]])),
+        ["nvidia.com/mig-1g.10gb+me", "incorrect format for resource name", "nvidia.com/mig-1g.10gb.me"],
     ),
     "key-holding-mps": _mps_key,
     "selector-matching-nothing": lambda kube: (
