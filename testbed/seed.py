@@ -244,10 +244,17 @@ OPENSHIFT_CRDS = [
 
 def cluster_policy(profile):
     """The policy as the operator's Helm chart or OLM installs it: sharing off, MIG single, all-disabled."""
+    metadata = {"name": profile.policy_name}
+    if profile.name != "openshift":  # Helm installs it (release gpu-operator); OLM does on OpenShift
+        metadata["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+        metadata["annotations"] = {
+            "meta.helm.sh/release-name": "gpu-operator",
+            "meta.helm.sh/release-namespace": profile.operator_namespace,
+        }
     return {
         "apiVersion": "nvidia.com/v1",
         "kind": "ClusterPolicy",
-        "metadata": {"name": profile.policy_name},
+        "metadata": metadata,
         "spec": {
             "operator": {
                 "defaultRuntime": profile.runtime.split(":")[0],

@@ -16,6 +16,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     POLICY_MIG_STRATEGIES,
 )
 
+# NVIDIA's CUDA vectorAdd sample, as the GPU Operator's documentation runs it.
+SMOKE_TEST_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
+
 
 def k8s_env_fallback(*names, **kwargs):
     """Read the first of ``names`` that is set, as kubernetes.core does.
@@ -163,4 +166,41 @@ PREFLIGHT_ARG_SPEC = dict(
     node_selector=dict(type="str"),
     fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
     checks=dict(type="list", elements="str", default=PREFLIGHT_CHECKS, choices=PREFLIGHT_CHECKS),
+)
+
+TOLERATION_SPEC = dict(
+    key=dict(type="str", no_log=False),
+    operator=dict(type="str", choices=["Exists", "Equal"]),
+    value=dict(type="str"),
+    effect=dict(type="str", choices=["NoSchedule", "PreferNoSchedule", "NoExecute"]),
+    tolerationSeconds=dict(type="int"),
+)
+TOLERATIONS_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    tolerations=dict(type="list", elements="dict", required=True, options=TOLERATION_SPEC),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    keep_gpu_toleration=dict(type="bool", default=True),
+    nfd=dict(type="bool", default=True),
+)
+
+SMOKE_TEST_ARG_SPEC = dict(
+    name=dict(type="str", default="gpushare-smoke-test"),
+    workload_namespace=dict(type="str", default="default"),
+    kind=dict(type="str", default="deployment", choices=["deployment", "pod"]),
+    replicas=dict(type="int", default=1),
+    resource=dict(type="str", default="nvidia.com/gpu"),
+    amount=dict(type="int", default=1),
+    image=dict(type="str", default=SMOKE_TEST_IMAGE),
+    command=dict(type="list", elements="str"),
+    node_selector=dict(type="dict"),
+    tolerations=dict(type="list", elements="dict"),
+    cleanup=dict(type="bool", default=True),
+    wait_timeout=dict(type="int", default=300),
+)
+
+QUOTA_ARG_SPEC = dict(
+    quota_namespace=dict(type="str", required=True),
+    name=dict(type="str", default="gpu-quota"),
+    limits=dict(type="dict", required=True),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
 )

@@ -143,10 +143,12 @@ nodes:
                "mig_config_state": "success"}
       after: {"sharing_strategy": "none", "replicas": 1, "mig_config": "all-disabled", "mig_config_state": "success"}
 restored:
-  description: The objects put back.
+  description:
+    - The objects put back; C(daemon_sets) lists Node Feature Discovery workers whose tolerations
+      M(gpushare.k8s.gpu_tolerations) changed, as namespace/name.
   returned: when I(restore=true)
   type: dict
-  sample: {"cluster_policy": true, "config_maps": ["time-slicing-config"], "nodes": ["gpu-t4-0"]}
+  sample: {"cluster_policy": true, "config_maps": ["time-slicing-config"], "nodes": ["gpu-t4-0"], "daemon_sets": []}
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

@@ -307,12 +307,109 @@ class KubeApi(object):
             self.apps.list_daemon_set_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
         )["items"]
 
+    # --- workloads (gpu_smoke_test) ----------------------------------------------------------
+    @api_call("create pod {namespace}/{name}", write=True)
+    def create_pod(self, namespace, name, body):
+        return _json(
+            self.core.create_namespaced_pod(namespace, body, _preload_content=False, _request_timeout=self._timeout)
+        )
+
+    @api_call("delete pod {namespace}/{name}", write=True)
+    def delete_pod(self, namespace, name):
+        """Delete a pod; None when it was already gone."""
+        return self._delete_or_none(self.core.delete_namespaced_pod, name, namespace)
+
+    @api_call("list pods in {namespace}")
+    def list_namespaced_pods(self, namespace, label_selector=None):
+        """The namespace's pods (matching the selector) and the list's resourceVersion, for a watch."""
+        kwargs = {"label_selector": label_selector} if label_selector else {}
+        body = _json(
+            self.core.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=self._timeout, **kwargs)
+        )
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_namespaced_pods(self, namespace, resource_version, timeout_seconds, label_selector=None):
+        kwargs = {"label_selector": label_selector} if label_selector else {}
+        return self._watch(
+            self.core.list_namespaced_pod,
+            resource_version,
+            timeout_seconds,
+            "watch pods in %s" % namespace,
+            namespace=namespace,
+            **kwargs,
+        )
+
+    @api_call("read Deployment {namespace}/{name}")
+    def get_deployment(self, namespace, name):
+        return self._get_or_none(self.apps.read_namespaced_deployment, name, namespace)
+
+    @api_call("create Deployment {namespace}/{name}", write=True)
+    def create_deployment(self, namespace, name, body):
+        return _json(
+            self.apps.create_namespaced_deployment(
+                namespace, body, _preload_content=False, _request_timeout=self._timeout
+            )
+        )
+
+    @api_call("delete Deployment {namespace}/{name}", write=True)
+    def delete_deployment(self, namespace, name):
+        """Delete a Deployment and, in the background, its ReplicaSets and pods; None when already gone."""
+        return self._delete_or_none(
+            self.apps.delete_namespaced_deployment, name, namespace, body={"propagationPolicy": "Background"}
+        )
+
+    @api_call("list Deployments in {namespace}")
+    def list_deployments(self, namespace):
+        body = _json(
+            self.apps.list_namespaced_deployment(namespace, _preload_content=False, _request_timeout=self._timeout)
+        )
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_deployments(self, namespace, resource_version, timeout_seconds):
+        return self._watch(
+            self.apps.list_namespaced_deployment,
+            resource_version,
+            timeout_seconds,
+            "watch Deployments in %s" % namespace,
+            namespace=namespace,
+        )
+
+    def _delete_or_none(self, delete_function, *args, **kwargs):
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return _json(delete_function(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs))
+        except ApiException as exc:
+            if exc.status == NOT_FOUND:
+                return None
+            raise
+
     # --- quotas and platform objects --------------------------------------------------------
     @api_call("list ResourceQuotas")
     def list_resource_quotas(self):
         return _json(
             self.core.list_resource_quota_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
         )["items"]
+
+    @api_call("read ResourceQuota {namespace}/{name}")
+    def get_resource_quota(self, namespace, name):
+        return self._get_or_none(self.core.read_namespaced_resource_quota, name, namespace)
+
+    @api_call("create ResourceQuota {namespace}/{name}", write=True)
+    def create_resource_quota(self, namespace, name, body):
+        return _json(
+            self.core.create_namespaced_resource_quota(
+                namespace, body, _preload_content=False, _request_timeout=self._timeout
+            )
+        )
+
+    @api_call("patch ResourceQuota {namespace}/{name}", write=True)
+    def patch_resource_quota(self, namespace, name, patch):
+        return self._merge_patch(self.core.patch_namespaced_resource_quota, name, namespace, patch)
+
+    @api_call("delete ResourceQuota {namespace}/{name}", write=True)
+    def delete_resource_quota(self, namespace, name):
+        return self._delete_or_none(self.core.delete_namespaced_resource_quota, name, namespace)
 
     @api_call("list {plural}.{group}/{version}")
     def list_custom_objects(self, group, version, plural):

@@ -574,7 +574,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "never counts them against resourceLimits.gpus and may scale it again while the driver installs "
                     "(gpu-operator #708)" % ACCELERATOR_LABEL,
                     "set spec.template.spec.metadata.labels.%s: %s" % (ACCELERATOR_LABEL, suggested),
-                    "gpushare.k8s.gpu_autoscaling (accelerator), or edit the MachineSet",
+                    "the MachineSet (oc edit machineset; no gpushare.k8s module writes MachineSets yet)",
                 )
             )
         elif not ACCELERATOR_VALUE_RE.match(accelerator):
@@ -587,7 +587,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     % (ACCELERATOR_LABEL, accelerator),
                     "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
                     % (ACCELERATOR_LABEL, suggested),
-                    "gpushare.k8s.gpu_autoscaling (accelerator), or edit the MachineSet",
+                    "the MachineSet (oc edit machineset; no gpushare.k8s module writes MachineSets yet)",
                 )
             )
         if not targeting:
@@ -599,7 +599,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "no MachineAutoscaler targets this GPU MachineSet: it never scales",
                     "create a MachineAutoscaler (autoscaling.openshift.io/v1beta1) with scaleTargetRef "
                     "MachineSet %s, minReplicas and maxReplicas" % name,
-                    "gpushare.k8s.gpu_autoscaling (min_replicas, max_replicas)",
+                    "a MachineAutoscaler (oc create; no gpushare.k8s module writes it yet)",
                 )
             )
             continue
@@ -613,7 +613,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "spec.resourceLimits.gpus has no entry of type %s (MachineSet %s): the autoscaler does not "
                     "limit or scale that GPU type as intended" % (accelerator, name),
                     "add {type: %s, min: 0, max: <physical GPUs>} to spec.resourceLimits.gpus" % accelerator,
-                    "gpushare.k8s.gpu_autoscaling (gpu_limit)",
+                    "the ClusterAutoscaler default (oc edit clusterautoscaler default)",
                 )
             )
         scales_from_zero = any(int((ma.get("spec") or {}).get("minReplicas") or 0) == 0 for ma in targeting)
@@ -628,7 +628,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                         "the MachineSet scales from zero but has no %s annotation: with no node to look at, the "
                         "autoscaler does not know a new machine brings GPUs" % MACHINESET_GPU_ANNOTATION,
                         'annotate the MachineSet %s: "<physical GPUs per machine>"' % MACHINESET_GPU_ANNOTATION,
-                        "gpushare.k8s.gpu_autoscaling (gpus_per_machine), or kubectl annotate machineset",
+                        "oc annotate machineset (no gpushare.k8s module writes MachineSets yet)",
                     )
                 )
             if ZONE_LABEL not in labels:
@@ -653,7 +653,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "GPU MachineSets have MachineAutoscalers but there is no ClusterAutoscaler %s: nothing scales"
                     % CLUSTER_AUTOSCALER_NAME,
                     "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: 15m",
-                    "gpushare.k8s.gpu_autoscaling",
+                    "the ClusterAutoscaler default (oc create; no gpushare.k8s module writes it yet)",
                 )
             )
         else:
@@ -668,7 +668,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                         "spec.scaleDown.delayAfterAdd is %s: GPU nodes take 10-15 minutes to install the driver and "
                         "advertise GPUs, so the autoscaler may remove or add nodes meanwhile" % delay,
                         "set spec.scaleDown.delayAfterAdd: 15m",
-                        "gpushare.k8s.gpu_autoscaling (delay_after_add), or edit the ClusterAutoscaler",
+                        "the ClusterAutoscaler default (oc edit clusterautoscaler default)",
                     )
                 )
     return findings
@@ -772,7 +772,7 @@ def check_shared_autoscaled(nodes, autoscaled_machinesets=()):
                     % (state.replicas, state.sharing_strategy, state.count, state.count * state.replicas),
                     "express autoscaler limits in physical GPUs (a max of N GPUs serves N x %d pods) and size the "
                     "pool's max by pods / %d, or keep sharing off autoscaled pools" % (state.replicas, state.replicas),
-                    "gpushare.k8s.gpu_autoscaling (gpu_limit in physical GPUs), or gpushare.k8s.gpu_reset on the pool",
+                    "the autoscaler's limits (in physical GPUs), or gpushare.k8s.gpu_reset on the pool",
                 )
             )
     return findings
@@ -819,7 +819,7 @@ def check_quotas(pods, quotas):
                     "GPU or slice of the cluster" % ", ".join(missing),
                     "create a ResourceQuota in %s with spec.hard {%s}"
                     % (namespace, ", ".join('"requests.%s": <n>' % resource for resource in missing)),
-                    "gpushare.k8s.gpu_quota (namespace: %s), or kubectl create quota" % namespace,
+                    "gpushare.k8s.gpu_quota (quota_namespace: %s), or kubectl create quota" % namespace,
                 )
             )
     return findings

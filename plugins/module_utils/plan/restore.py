@@ -43,13 +43,23 @@ class RestorePlan(ObjectWrites):
         self.mig_changes = {}  # node name -> restored nvidia.com/mig.config value
 
 
-def plan_restore(policy, config_maps, nodes):
+def plan_restore(policy, config_maps, nodes, daemon_sets=()):
     """Plan putting back the ClusterPolicy, the ConfigMaps of the operator's namespace (all of them: the
     restored policy may name one the collection never changed) and the nodes, from their restore records.
 
+    ``daemon_sets`` are DaemonSets outside the operator's own (NFD's worker, changed by gpu_tolerations).
     Refuses a node whose MIG configuration would change while its previous MIG change is still pending.
     """
     plan = RestorePlan()
+    for daemon_set in daemon_sets:
+        patch = restore_patch(daemon_set)
+        if patch:
+            key = (daemon_set["metadata"]["namespace"], daemon_set["metadata"]["name"])
+            plan.daemon_set_patches[key] = patch
+            restored = apply_merge_patch(daemon_set, patch)
+            for side, obj in ((plan.before, daemon_set), (plan.after, restored)):
+                template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+                side.setdefault("daemon_sets", {})["%s/%s" % key] = {"tolerations": template.get("tolerations")}
     restored_policy = policy
     patch = restore_patch(policy)
     if patch:

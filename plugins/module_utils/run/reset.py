@@ -22,6 +22,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRe
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.reset import mig_enabled_nodes, plan_reset
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore import plan_restore
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import read_record
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import (
     drain_report,
     drained_change,
@@ -121,7 +122,12 @@ def run_restore(module, kube, operator):
     params = module.params
     nodes, nodes_version = kube.list_nodes()
     fleet = Fleet(nodes)
-    plan = plan_restore(operator.policy, kube.list_config_maps(namespace=operator.namespace), nodes)
+    plan = plan_restore(
+        operator.policy,
+        kube.list_config_maps(namespace=operator.namespace),
+        nodes,
+        [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
+    )
     changing = sorted(set(plan.changing_nodes(fleet)) | set(plan.mig_changes))
     blocking = gpu_pods_in_the_way(kube, changing)
     refuse_while_gpu_pods_run(blocking, params["drain"], params["force"], change="restore")
@@ -133,6 +139,7 @@ def run_restore(module, kube, operator):
             cluster_policy=bool(plan.policy_patch),
             config_maps=sorted(set(plan.config_map_patches) | set(plan.config_map_deletes)),
             nodes=sorted(plan.node_patches),
+            daemon_sets=sorted("%s/%s" % key for key in plan.daemon_set_patches),
         ),
         diff=dict(before=plan.before, after=plan.after),
         evicted=drain_report(blocking, params["drain"]),

@@ -5,9 +5,10 @@
 plugin when the plan says so.
 
 The order keeps a half-applied plan harmless and repairable by the next run: ConfigMaps first (unused
-until referenced), then the ClusterPolicy, then the node labels the operator's components act on,
-ConfigMaps to delete last (nothing names them any more), and the restart that makes the plugin read it
-all. A failure names what was written and what was not.
+until referenced), then the ClusterPolicy, then DaemonSets other than the operator's (NFD's worker) and
+ResourceQuotas, then the node labels the operator's components act on, ConfigMaps to delete last (nothing
+names them any more), and the restart that makes the plugin read it all. A failure names what was written
+and what was not.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,9 +35,17 @@ def restart_daemon_set(kube, namespace, name):
     )
 
 
+def _write_quota(kube, namespace, name, action, body):
+    if action == "create":
+        return kube.create_resource_quota(namespace=namespace, name=name, body=body)
+    if action == "patch":
+        return kube.patch_resource_quota(namespace=namespace, name=name, patch=body)
+    return kube.delete_resource_quota(namespace=namespace, name=name)
+
+
 def plan_steps(kube, operator, plan):
     """The plan's writes in their safe order, as (what, call) pairs."""
-    namespace = operator.namespace
+    namespace = operator.namespace if operator is not None else None  # None: a plan of no operator object
     steps = []
     for name, data in sorted(plan.config_map_creates.items()):
         steps.append(
@@ -59,6 +68,24 @@ def plan_steps(kube, operator, plan):
             (
                 "patch ClusterPolicy %s" % operator.policy_name,
                 lambda: kube.patch_cluster_policy(name=operator.policy_name, patch=plan.policy_patch),
+            )
+        )
+    for (ds_namespace, name), patch in sorted(plan.daemon_set_patches.items()):
+        steps.append(
+            (
+                "patch DaemonSet %s/%s" % (ds_namespace, name),
+                lambda ds_namespace=ds_namespace, name=name, patch=patch: kube.patch_daemon_set(
+                    namespace=ds_namespace, name=name, patch=patch
+                ),
+            )
+        )
+    for (quota_namespace, name), (action, body) in sorted(plan.quota_writes.items()):
+        steps.append(
+            (
+                "%s ResourceQuota %s/%s" % (action, quota_namespace, name),
+                lambda quota_namespace=quota_namespace, name=name, action=action, body=body: _write_quota(
+                    kube, quota_namespace, name, action, body
+                ),
             )
         )
     for name, patch in sorted(plan.node_patches.items()):

@@ -14,7 +14,16 @@ import pytest
 
 MODULE_UTILS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "module_utils")
 PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
-RUNNERS = ("run.sharing", "run.mig", "run.reset", "run.info", "run.preflight")
+RUNNERS = (
+    "run.sharing",
+    "run.mig",
+    "run.reset",
+    "run.info",
+    "run.preflight",
+    "run.tolerations",
+    "run.smoke_test",
+    "run.quota",
+)
 # layer -> the layers its files may import from
 ALLOWED = {
     "errors": set(),

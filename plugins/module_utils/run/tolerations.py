@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_tolerations: read the policy and NFD's workers, plan, write through the one writer."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands import is_nfd_worker
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.tolerations import plan_tolerations
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+
+
+def run_gpu_tolerations(module):
+    kube = module.kube
+    params = module.params
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+    nfd_workers = [ds for ds in kube.list_all_daemon_sets() if is_nfd_worker(ds)] if params["nfd"] else []
+    plan = plan_tolerations(
+        operator.policy,
+        nfd_workers,
+        params["tolerations"],
+        state=params["state"],
+        keep_gpu_toleration=params["keep_gpu_toleration"],
+        nfd=params["nfd"],
+    )
+    result = dict(
+        changed=plan.changed,
+        cluster_policy=operator.policy_name,
+        namespace=operator.namespace,
+        tolerations=plan.after["cluster_policy"]["daemonsets"]["tolerations"],
+        nfd_workers=plan.after.get("nfd_workers", {}),
+        diff=dict(before=plan.before, after=plan.after),
+    )
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    if plan.changed and not module.check_mode:
+        write_plan(kube, operator, plan)
+    return result
