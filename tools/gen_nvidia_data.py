@@ -23,7 +23,6 @@ figure NVIDIA gives: a shipped count that disagrees with the rule stops the gene
 
 import json
 import os
-import pprint
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -169,8 +168,9 @@ MODELS = [
         compute_slices=7,
         memory_slices=8,
         profiles=_seven(24, 47, 47, 95, 189),
-        note="the shipped configs all-1g.24gb.me, all-3g.95gb, all-4g.95gb and all-7g.189gb name this memory size "
-        "(vGPU type GB200-189C for device 0x2941); no device filter names it, so it is matched by product and memory",
+        # The shipped all-1g.24gb.me, all-3g.95gb, all-4g.95gb and all-7g.189gb name this memory size (vGPU type
+        # GB200-189C for device 0x2941), but no device filter does.
+        note="no device filter names this size: matched by product and memory only",
     ),
     dict(
         name="B300 269GB",
@@ -370,6 +370,22 @@ def check_ids(models):
         sys.exit("device IDs differ from pci-device-ids.json: %s" % sorted(known ^ listed))
 
 
+def python_literal(value, indent=0, width=110):
+    """``value`` as Python source: one item a line with a hanging indent of four spaces (what pep8 accepts),
+    small containers on one line."""
+    flat = repr(value)
+    if not isinstance(value, (dict, list)) or len(flat) + indent * 4 <= width:
+        return flat
+    pad = "    " * (indent + 1)
+    if isinstance(value, dict):
+        items = ["%s%r: %s" % (pad, key, python_literal(item, indent + 1, width)) for key, item in value.items()]
+        opening, closing = "{", "}"
+    else:
+        items = ["%s%s" % (pad, python_literal(item, indent + 1, width)) for item in value]
+        opening, closing = "[", "]"
+    return "%s\n%s,\n%s%s" % (opening, ",\n".join(items), "    " * indent, closing)
+
+
 def render():
     shipped = load("default-mig-parted-config.json")
     configs = shipped["configs"]
@@ -398,19 +414,19 @@ def render():
         "__metaclass__ = type",
         "",
         "# fmt: off",
-        "SOURCES = " + pprint.pformat(SOURCES, width=110),
+        "SOURCES = " + python_literal(SOURCES),
         "",
         "# The GPU Operator's default-mig-parted-config (key config.yaml), every config and entry in order.",
-        "SHIPPED_MIG_CONFIGS = " + pprint.pformat(shipped_configs, width=110, sort_dicts=False),
+        "SHIPPED_MIG_CONFIGS = " + python_literal(shipped_configs),
         "",
         "# device ID -> product names (pci.ids and the shipped config's comments).",
-        "DEVICE_NAMES = " + pprint.pformat(names, width=110),
+        "DEVICE_NAMES = " + python_literal(dict(sorted(names.items()))),
         "",
         "# GPU models with MIG: profiles with their slices, most instances, memory slices and memory (MiB).",
-        "MIG_MODELS = " + pprint.pformat(models, width=110, sort_dicts=False),
+        "MIG_MODELS = " + python_literal(models),
         "",
         "# Product tokens of GPUs without MIG.",
-        "NON_MIG_FAMILIES = " + pprint.pformat(NON_MIG_FAMILIES, width=100, compact=True),
+        "NON_MIG_FAMILIES = " + python_literal(NON_MIG_FAMILIES),
         "# fmt: on",
         "",
     ]

@@ -18,8 +18,8 @@ description:
     there with what they request.
   - Per node also the GPU model the collection's catalog matches (C(gpu_model); null when unknown), its
     compute capability, its PCI device ID when Node Feature Discovery labels it, and every MIG device the
-    mixed strategy advertises, attributes included (C(mig_resources), e.g. C({"1g.10gb+me": 8}) for the
-    resource C(nvidia.com/mig-1g.10gb.me)).
+    mixed strategy advertises, attributes included (C(mig_resources), keyed by profile, so C(1g.10gb+me) for
+    the resource C(nvidia.com/mig-1g.10gb.me)).
   - Reports the ClusterPolicy's sharing fields, the profiles of its device-plugin ConfigMap, and
     findings, such as capacity that does not equal count x replicas, a label naming a missing
     profile, MIG changes pending or failed, C(paused-for-mig-change) labels left behind, a policy

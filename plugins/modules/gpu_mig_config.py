@@ -24,7 +24,7 @@ description:
     one bad entry makes the whole C(config.yaml) unreadable), its device filters are matched against the node's
     GPU, and every GPU must be matched. Then, per GPU, from the node's GPU model (its PCI device ID from Node
     Feature Discovery's C(pci-<class>_10de_<device>) label when present, else GPU Feature Discovery's product and
-    memory labels; an unknown GPU is refused, never guessed): profiles the GPU lacks (C(3g.20gb) on an H100
+    memory labels; an unknown GPU is refused, never guessed), it refuses profiles the GPU lacks (C(3g.20gb) on an H100
     80GB), more instances than it holds, more than one media-extension instance (C(+me), C(+me.all)), more
     compute slices than it has, and instances with no placement in its memory slices. Also GPUs without MIG
     (T4, A10, L4, RTX...), platforms without MIG (VNG Cloud VKS), a node whose previous MIG change is still

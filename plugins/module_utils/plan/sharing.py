@@ -19,7 +19,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     METHOD_MPS,
-    MIG_RESOURCE_PREFIX,
     MIG_STRATEGY_MIXED,
     RESOURCE_GPU,
     SHARED_RESOURCE_SUFFIX,
