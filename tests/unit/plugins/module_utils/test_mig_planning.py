@@ -547,3 +547,41 @@ def test_single_strategy_devices_read_from_product_and_count():
 def test_expected_devices_of_all_enabled_is_not_comparable():
     assert expected_devices([{"devices": "all", "mig-enabled": True, "mig-devices": {}}], 2) is None
     assert expected_devices([{"devices": "all", "mig-enabled": False}], 2) == {}
+
+
+# --- issue 9: NVIDIA-exact ------------------------------------------------------------------------
+
+
+def test_unknown_gpu_refused_with_its_name_and_what_to_do():
+    unknown = gpu_node("gpu-x-0", "NVIDIA-RTX-PRO-5000-Blackwell", 1, 48000)
+    message = refusal(MigRequest(["gpu-x-0"], config="all-enabled", strategy="mixed"), nodes=[unknown])
+    assert "NVIDIA-RTX-PRO-5000-Blackwell, 48000 MiB" in message
+    assert "is not one the collection's catalog knows" in message and "upgrade gpushare.k8s" in message
+
+
+def test_h800_nvl_is_not_an_h800_80gb():
+    node = gpu_node("gpu-nvl-0", "NVIDIA-H800-NVL", 2, 95830)
+    message = refusal(MigRequest(["gpu-nvl-0"], config="all-1g.10gb", strategy="mixed"), nodes=[node])
+    assert "H100 NVL 94GB" in message
+
+
+def test_media_extension_layout_and_canonical_rewrite():
+    layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"1c.1g.10gb+me": 1, "1g.10gb": 6}}]
+    result = plan(MigRequest(["gpu-h100-0"], layout=layout, config_name="me-and-six", strategy="mixed"))
+    assert result.expectations["gpu-h100-0"].devices == {"1g.10gb+me": 8, "1g.10gb": 48}
+    assert any("rewritten as 1g.10gb+me" in warning for warning in result.warnings)
+    written = yaml.safe_load(result.create_config_map[MIG_PARTED_KEY])["mig-configs"]["me-and-six"]
+    assert written == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb+me": 1, "1g.10gb": 6}}]
+
+
+def test_typo_in_a_custom_layout_refused_before_any_write():
+    layout = [{"devices": "all", "mig-enabled": True, "mig-device": {"1g.10gb": 7}}]
+    message = refusal(MigRequest(["gpu-h100-0"], layout=layout, config_name="typo", strategy="mixed"))
+    assert "unexpected field 'mig-device'" in message
+
+
+def test_broken_config_elsewhere_in_the_configmap_refused():
+    broken = config_map("custom-mig-parted-config", dict(SHIPPED, other=[{"devices": "all"}]))
+    layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]
+    message = refusal(MigRequest(["gpu-h100-0"], layout=layout, config_name="whole", strategy="mixed"), target=broken)
+    assert "config other entry 0: missing required field mig-enabled" in message
