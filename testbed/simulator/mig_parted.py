@@ -22,8 +22,8 @@ ALL_DEVICES = "all"
 # §2: [<C>c.]<G>g.<GB>gb[+attr[,attr...] | -attr[,attr...]], numbers parsed with Atoi (no range check).
 _PROFILE = re.compile(r"^(?:([0-9]+)c\.)?([0-9]+)g\.([0-9]+)gb(?:([+-])(.*))?$")
 _ATTRIBUTE = re.compile(r"^[A-Za-z](?:[A-Za-z0-9.]*[A-Za-z0-9])?$")
-# §4: 0x<device:4 hex><vendor:4 hex>, optionally :0x<subsystem device><subsystem vendor>.
-_PCI_ID = re.compile(r"^0x([0-9a-fA-F]{4})([0-9a-fA-F]{4})$")
+# §4: 0x<device:4 hex><vendor:4 hex>, optionally :0x<subsystem device><subsystem vendor> (any spelling
+# strconv.ParseUint(s, 0, 32) reads, see _go_uint32).
 
 
 class MigConfigError(Exception):
@@ -175,16 +175,35 @@ def canonical_profile(profile):
 # selecting GPUs (§4) ---------------------------------------------------------------------------------
 
 
+# Go's strconv.ParseUint(s, 0, 32), which NewDeviceIDFromString uses: a 0x/0o/0b prefix or a leading 0
+# (octal) picks the base, underscores may separate digits after a prefix, the value fits 32 bits.
+_GO_UINT = re.compile(r"^(?:0[xX](_?[0-9a-fA-F]+)+|0[oO](_?[0-7]+)+|0[bB](_?[01]+)+|0(_?[0-7]+)*|[1-9](_?[0-9]+)*)$")
+
+
+def _go_uint32(text):
+    if not _GO_UINT.match(text):
+        return None
+    digits = text.replace("_", "")
+    prefix = digits[:2].lower()
+    if prefix in ("0x", "0o", "0b"):
+        value = int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
+    elif digits.startswith("0") and len(digits) > 1:
+        value = int(digits[1:], 8)
+    else:
+        value = int(digits)
+    return value if value < 2**32 else None
+
+
 def _parse_pci_id(text):
     """``(device, vendor, subsystem or None)`` as integers, or None when the filter does not parse."""
     parts = text.split(":")
     if len(parts) > 2:
         return None
-    ids = [_PCI_ID.match(part) for part in parts]
-    if not all(ids):
+    values = [_go_uint32(part) for part in parts]
+    if any(value is None for value in values):
         return None
-    primary = (int(ids[0].group(1), 16), int(ids[0].group(2), 16))
-    return primary + ((int(ids[1].group(1), 16), int(ids[1].group(2), 16)) if len(ids) == 2 else None,)
+    primary = (values[0] >> 16, values[0] & 0xFFFF)
+    return primary + ((values[1] >> 16, values[1] & 0xFFFF) if len(values) == 2 else None,)
 
 
 def filter_matches(device_filter, hardware):

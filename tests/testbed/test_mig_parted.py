@@ -139,6 +139,12 @@ def test_canonical_profile_drops_an_equal_compute_count():
         (["0x20F110DE:0x145F10DE"], False),  # a subsystem part needs the subsystem to match, unknown here
         (["A100-PCIE-40GB"], False),  # product names parse as config but never match hardware
         (["0x20F110DE:0x1:0x2"], False),
+        # strconv.ParseUint(s, 0, 32): any base with its prefix, underscores after the prefix, 32 bits.
+        ([str(0x20F110DE)], True),
+        (["0x20F1_10DE"], True),
+        (["0x120F110DE"], False),
+        (["0x"], False),
+        ([""], False),
     ],
 )
 def test_device_filters(device_filter, matches):
