@@ -204,3 +204,10 @@ QUOTA_ARG_SPEC = dict(
     limits=dict(type="dict", required=True),
     state=dict(type="str", default="present", choices=["present", "absent"]),
 )
+
+MONITORING_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    dcgm_exporter=dict(type="bool"),
+    service_monitor=dict(type="bool"),
+)
+MONITORING_MODULE_KWARGS = dict(required_one_of=[("dcgm_exporter", "service_monitor")])

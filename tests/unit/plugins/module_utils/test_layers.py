@@ -23,6 +23,7 @@ RUNNERS = (
     "run.tolerations",
     "run.smoke_test",
     "run.quota",
+    "run.monitoring",
 )
 # layer -> the layers its files may import from
 ALLOWED = {

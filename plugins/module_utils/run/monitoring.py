@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_monitoring: read the policy, plan, write through the one writer."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.monitoring import plan_monitoring
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+
+
+def run_gpu_monitoring(module):
+    kube = module.kube
+    params = module.params
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+    plan = plan_monitoring(operator.policy, params["dcgm_exporter"], params["service_monitor"])
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    result = dict(
+        changed=plan.changed,
+        cluster_policy=operator.policy_name,
+        namespace=operator.namespace,
+        monitoring=dict(plan.after),
+        diff=dict(before=plan.before, after=plan.after),
+    )
+    if plan.changed and not module.check_mode:
+        write_plan(kube, operator, plan)
+    return result
