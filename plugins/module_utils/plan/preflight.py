@@ -847,7 +847,8 @@ def preflight(
     if "operator" in checks:
         findings += check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods)
     if "sharing" in checks:
-        findings += check_sharing(policy, config_map, nodes)
+        # Without the operator's namespace its ConfigMap was not read: the policy-level checks would be guesses.
+        findings += check_sharing(policy if namespace else None, config_map, nodes)
     if "autoscaling" in checks:
         platform = detect_platform(nodes, machinesets, policy)
         findings += check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers)

@@ -407,3 +407,11 @@ def test_findings_are_ordered_by_severity_and_fail_on():
     warnings_only = [f for f in findings if f["severity"] != "error"]
     assert not pf.should_fail(warnings_only, "error") and pf.should_fail(warnings_only, "warning")
     assert pf.preflight(cluster_policy(), NAMESPACE, None, nodes, pods, daemonsets, [nfd], checks=["quota"]) == []
+
+
+def test_without_the_operators_namespace_the_policys_config_map_is_not_judged():
+    policy = cluster_policy(config_name="time-slicing-config")
+    nodes = [t4_node("t4-0")]
+    assert pf.preflight(policy, None, None, nodes, [], checks=["sharing"]) == []
+    [found] = pf.preflight(policy, NAMESPACE, None, nodes, [], checks=["sharing"])
+    assert "time-slicing-config" in found["message"]
