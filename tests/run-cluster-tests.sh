@@ -10,8 +10,9 @@
 # $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own block of ports, so nothing one
 # job's tests do can be seen by another's; within a job the tests run one after the other and every
 # test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
-# two jobs: openshift-mig (the simulator's own tests and the MIG and reset tests) and openshift (the
-# rest, and the Molecule scenario). The tests of a job are told their profile through
+# three jobs: openshift-mig (the simulator's own tests and the MIG and reset tests), openshift-ready
+# (the readiness modules and the check-mode parity tests) and openshift (the rest, and the Molecule
+# scenario). The tests of a job are told their profile through
 # GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts as success. Every cluster is
 # stopped at the end, whatever happened. Logs and JUnit XML: tests/output/cluster/<job>.*
 set -uo pipefail
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-4}
+PARALLEL=${GPUSHARE_PARALLEL:-5}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -29,17 +30,20 @@ export ANSIBLE_COLLECTIONS_PATH="$REPO/.build"
 unset GPUSHARE_PROFILE
 mkdir -p "$OUT" "$CLUSTERS"
 
-# The openshift-mig job's files; the openshift job runs every other integration test.
+# The files of the openshift-mig and openshift-ready jobs; the openshift job runs every other one.
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py"
+READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
+    tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
+    tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py"
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2). Far from the defaults (23790, 16443) that a developer's own cluster uses.
-declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [scaleway]=24890 [vks]=24990)
-declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [scaleway]=17543 [vks]=17643)
+declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=24590 [scaleway]=24890 [vks]=24990)
+declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [scaleway]=17543 [vks]=17643)
 
 JOBS=""
 for profile in $PROFILES; do
-    [ "$profile" = openshift ] && JOBS="$JOBS openshift-mig"
+    [ "$profile" = openshift ] && JOBS="$JOBS openshift-mig openshift-ready"
     JOBS="$JOBS $profile"
 done
 
@@ -57,11 +61,11 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# Runs one job: cluster, pytest, Molecule (not for openshift-mig). Writes <job>.status ("rc seconds summary").
+# Runs one job: cluster, pytest, Molecule (for the profile's main job). Writes <job>.status ("rc seconds summary").
 run_job() {
     local job=$1
     shift
-    local profile=${job%-mig} dir="$CLUSTERS/$job" started rc summary paths
+    local profile=${job%-*} dir="$CLUSTERS/$job" started rc summary paths
     started=$(date +%s)
     cluster "$job" down >/dev/null 2>&1
     if ! cluster "$job" up --profile "$profile" >"$OUT/$job-cluster.log" 2>&1; then
@@ -71,7 +75,8 @@ run_job() {
     case $job in
         # The simulator's own tests use the openshift fleet (and start their own throwaway cluster).
         openshift-mig) paths="tests/testbed $MIG_JOB_FILES" ;;
-        openshift) paths="tests/integration $(for file in $MIG_JOB_FILES; do printf ' --ignore=%s' "$file"; done)" ;;
+        openshift-ready) paths=$READY_JOB_FILES ;;
+        openshift) paths="tests/integration $(for file in $MIG_JOB_FILES $READY_JOB_FILES; do printf ' --ignore=%s' "$file"; done)" ;;
         *) paths="tests/integration" ;;
     esac
     # shellcheck disable=SC2086 # $paths is a list of paths and options
@@ -99,7 +104,7 @@ started_all=$(date +%s)
 running=0
 for job in $JOBS; do
     rm -f "$OUT/$job.status" "$OUT/$job-molecule.log"
-    echo "=== $job: cluster, pytest$([ "$job" = "${job%-mig}" ] && echo " and molecule") (log: $OUT/$job.log)"
+    echo "=== $job: cluster, pytest$([ "$job" = "${job%-*}" ] && echo " and molecule") (log: $OUT/$job.log)"
     run_job "$job" "$@" &
     running=$((running + 1))
     if [ "$running" -ge "$PARALLEL" ]; then
