@@ -30,13 +30,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to compare.
+  - gpushare.k8s.attributes.read_only
 options:
   node_selector:
     description:

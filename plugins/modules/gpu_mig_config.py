@@ -49,14 +49,9 @@ extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.nodes
+  - gpushare.k8s.attributes
 attributes:
-  check_mode:
-    support: full
-    description: >-
-      Validates, lists the pods that block the change or would be evicted, and reports the changes without
-      writing.
   diff_mode:
-    support: full
     description: >-
       Shows the nodes' C(nvidia.com/mig.config) labels, the policy's MIG fields and the custom layout before
       and after.

@@ -24,13 +24,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
-attributes:
-  check_mode:
-    support: full
-    description: Plans and reports exactly as a real run; writes nothing.
-  diff_mode:
-    support: full
-    description: Each field asked for, before and after.
+  - gpushare.k8s.attributes
 options:
   dcgm_exporter:
     description: Run the DCGM exporter. Left as it is when omitted.

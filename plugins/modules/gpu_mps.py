@@ -31,13 +31,7 @@ extends_documentation_fragment:
   - gpushare.k8s.device_plugin_profile
   - gpushare.k8s.operator
   - gpushare.k8s.nodes
-attributes:
-  check_mode:
-    support: full
-    description: Computes and reports the changes without writing.
-  diff_mode:
-    support: full
-    description: Shows the ConfigMap key, policy fields and node labels before and after.
+  - gpushare.k8s.attributes
 options:
   config_key:
     description:

@@ -22,13 +22,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
-attributes:
-  check_mode:
-    support: full
-    description: Plans and reports exactly as a real run; writes nothing.
-  diff_mode:
-    support: full
-    description: The limits before and after.
+  - gpushare.k8s.attributes
 options:
   quota_namespace:
     description: The namespace to cap; it must exist.

@@ -32,12 +32,9 @@ extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.nodes
+  - gpushare.k8s.attributes
 attributes:
-  check_mode:
-    support: full
-    description: Computes and reports the changes without writing.
   diff_mode:
-    support: full
     description: >-
       Shows labels, policy fields and ConfigMap keys before and after, and under C(mig) the MIG part
       (node labels, policy fields).

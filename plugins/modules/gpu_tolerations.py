@@ -29,13 +29,7 @@ author:
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
-attributes:
-  check_mode:
-    support: full
-    description: Plans, reports and refuses exactly as a real run; writes nothing.
-  diff_mode:
-    support: full
-    description: The policy's tolerations (and the NFD workers' changed) before and after.
+  - gpushare.k8s.attributes
 options:
   tolerations:
     description:
