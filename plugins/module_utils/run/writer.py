@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
@@ -23,6 +24,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record i
 
 # The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
 RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
+# Node labels are written this many at a time, so 1,000 label writes take about as long as a handful; it
+# stays within the kubernetes client's connection pool (5 x CPUs connections) on a 2-CPU controller.
+NODE_WRITE_CONCURRENCY = 8
 
 
 def restart_daemon_set(kube, namespace, name):
@@ -88,8 +92,8 @@ def plan_steps(kube, operator, plan):
                 ),
             )
         )
-    for name, patch in sorted(plan.node_patches.items()):
-        steps.append(("label node %s" % name, lambda name=name, patch=patch: kube.patch_node(name=name, patch=patch)))
+    if plan.node_patches:
+        steps.append(("label %d node(s)" % len(plan.node_patches), lambda: label_nodes(kube, plan.node_patches)))
     for name in sorted(plan.config_map_deletes):
         steps.append(
             (
@@ -102,6 +106,39 @@ def plan_steps(kube, operator, plan):
             ("restart the device plugin", lambda: restart_daemon_set(kube, namespace, DEVICE_PLUGIN_DAEMONSET))
         )
     return steps
+
+
+def label_nodes(kube, node_patches):
+    """Patch every node of ``node_patches`` (name -> merge patch), NODE_WRITE_CONCURRENCY at a time.
+
+    Every patch is tried; when some fail, the error names them and counts the others (the same task, run
+    again, labels the rest: each patch sets only the labels it owns).
+    """
+
+    def label(name):
+        try:
+            kube.patch_node(name=name, patch=node_patches[name])
+        except GpuShareError as exc:
+            return exc
+        return None
+
+    names = sorted(node_patches)
+    with ThreadPoolExecutor(max_workers=max(1, min(NODE_WRITE_CONCURRENCY, len(names)))) as pool:
+        outcomes = dict(zip(names, pool.map(label, names)))
+    failed = dict((name, exc) for name, exc in outcomes.items() if exc is not None)
+    if failed:
+        first = failed[sorted(failed)[0]]
+        raise GpuShareError(
+            "Labelling node(s) %s failed: %s. The other %d of %d node(s) were labelled."
+            % (
+                ", ".join(sorted(failed)),
+                "; ".join(failed[name].msg for name in sorted(failed)),
+                len(names) - len(failed),
+                len(names),
+            ),
+            status=first.status,
+            reason=first.reason,
+        )
 
 
 def write_plan(kube, operator, plan):
