@@ -34,13 +34,17 @@ def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
             ],
         },
     }
-    for _ in range(50):  # the service-account token can lag a fresh namespace by a moment
-        try:
-            core.create_namespaced_pod(namespace, body)
-            break
-        except client.exceptions.ApiException as exc:
-            if "No API token found" not in str(exc.body):
-                raise
+    # Kubernetes 1.20's ServiceAccount admission refuses pods ("No API token found") until the token
+    # controller has given the namespace's default ServiceAccount its token, which can take seconds on a
+    # busy machine: wait for it (a watch) instead of retrying the create.
+    wait_for_object(
+        core.list_namespaced_service_account,
+        lambda account: bool(account.get("secrets")),
+        "the default ServiceAccount of %s to get its token" % namespace,
+        namespace,
+        field_selector="metadata.name=default",
+    )
+    core.create_namespaced_pod(namespace, body)
     return wait_for_object(
         core.list_namespaced_pod,
         lambda pod: (pod.get("status") or {}).get("phase") == "Running",
