@@ -43,16 +43,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-cluster_policy:
-  description: Name of the ClusterPolicy.
-  returned: always
-  type: str
-  sample: gpu-cluster-policy
-namespace:
-  description: Namespace of the operator's operands.
-  returned: always
-  type: str
-  sample: nvidia-gpu-operator
+extends_documentation_fragment:
+  - gpushare.k8s.operator
 monitoring:
   description: The fields asked for (dotted under C(spec)) and their value after the task.
   returned: always

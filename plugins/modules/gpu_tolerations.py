@@ -92,16 +92,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-cluster_policy:
-  description: Name of the ClusterPolicy.
-  returned: always
-  type: str
-  sample: gpu-cluster-policy
-namespace:
-  description: Namespace of the operator's operands.
-  returned: always
-  type: str
-  sample: nvidia-gpu-operator
+extends_documentation_fragment:
+  - gpushare.k8s.operator
 tolerations:
   description: The policy's C(spec.daemonsets.tolerations) after the task (as planned in check mode).
   returned: always
