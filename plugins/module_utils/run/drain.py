@@ -79,14 +79,14 @@ def set_unschedulable(kube, names, unschedulable):
         kube.patch_node(name=name, patch={"spec": {"unschedulable": True if unschedulable else None}})
 
 
-def drain_nodes(kube, names, timeout, purpose):
-    """Cordon the schedulable nodes of ``names``, evict their GPU pods, wait until they are gone.
+def drain_nodes(kube, fleet, names, timeout, purpose):
+    """Cordon the schedulable nodes of ``names`` (of ``fleet``, the LIST the change was planned from), evict
+    their GPU pods, wait until they are gone.
 
     Returns (cordoned node names, evicted pods by node). On failure the nodes cordoned here are
     uncordoned again (nothing else was changed yet) and the error says which pods were evicted.
     """
-    nodes = dict((node["metadata"]["name"], node) for node in kube.list_nodes()[0] if node["metadata"]["name"] in names)
-    cordoned = sorted(name for name in names if not (nodes[name].get("spec") or {}).get("unschedulable"))
+    cordoned = sorted(name for name in names if not fleet.states[name].unschedulable)
     set_unschedulable(kube, cordoned, True)
     evicted = {}
     try:
@@ -111,7 +111,7 @@ def drain_nodes(kube, names, timeout, purpose):
     return cordoned, dict((name, pod_names(pods)) for name, pods in evicted.items())
 
 
-def drained_change(kube, names, timeout, purpose, change, uncordon=True):
+def drained_change(kube, fleet, names, timeout, purpose, change, uncordon=True):
     """Drain ``names``, call ``change()``, and uncordon the nodes cordoned here once it succeeded.
 
     Returns (what ``change`` returned, cordoned nodes, evicted pods by node). When ``change`` fails, nodes
@@ -119,7 +119,7 @@ def drained_change(kube, names, timeout, purpose, change, uncordon=True):
     the others are uncordoned. ``uncordon=False`` leaves every cordoned node cordoned (no wait: the module
     cannot tell when the change is done).
     """
-    cordoned, evicted = drain_nodes(kube, names, timeout, purpose) if names else ([], {})
+    cordoned, evicted = drain_nodes(kube, fleet, names, timeout, purpose) if names else ([], {})
     try:
         outcome = change()
     except GpuShareError as exc:
@@ -138,3 +138,39 @@ def drained_change(kube, names, timeout, purpose, change, uncordon=True):
     if uncordon:
         set_unschedulable(kube, cordoned, False)
     return outcome, cordoned, evicted
+
+
+class GpuPodGuard(object):
+    """The GPU-pod rule for one change to the nodes ``names`` of ``fleet``, from the refusal to the uncordon.
+
+    Made before check mode returns, so check mode refuses what the real run refuses: it lists the GPU pods in
+    the way (one pod LIST) and refuses unless ``drain`` or ``force`` (None: the module has no ``force``).
+    ``fields()`` are the result's ``evicted`` and ``cordoned`` (in check mode, what drain would do);
+    ``run(...)`` drains when asked, makes the change and uncordons.
+    """
+
+    def __init__(self, kube, fleet, names, drain, force=None, change="change"):
+        self.kube = kube
+        self.fleet = fleet
+        self.names = names
+        self.drain = drain
+        blocking = gpu_pods_in_the_way(kube, names)
+        refuse_while_gpu_pods_run(blocking, drain, force, change)
+        self.evicted = drain_report(blocking, drain)
+        self.cordoned = []
+
+    def fields(self):
+        return dict(evicted=self.evicted, cordoned=self.cordoned)
+
+    def run(self, module, change, timeout, purpose, wait):
+        """``change()`` under the rule; returns what it returned. Without ``wait`` drained nodes stay cordoned
+        (the module cannot tell when the change is done), and a warning says so."""
+        outcome, self.cordoned, self.evicted = drained_change(
+            self.kube, self.fleet, self.names if self.drain else [], timeout, purpose, change, uncordon=wait
+        )
+        if self.cordoned and not wait:
+            module.ansible.warn(
+                "Node(s) %s stay cordoned: without wait the module cannot tell when %s is done; uncordon them "
+                "(kubectl uncordon) once it is." % (", ".join(self.cordoned), purpose)
+            )
+        return outcome

@@ -10,12 +10,7 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import (
-    drain_report,
-    drained_change,
-    gpu_pods_in_the_way,
-    refuse_while_gpu_pods_run,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import plan_mig_change, wait_for_mig_plan
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
@@ -42,9 +37,13 @@ def run_gpu_mig_config(module):
     for warning in plan.warnings:
         module.ansible.warn(warning)
 
-    changing = sorted(plan.node_patches)
-    blocking = gpu_pods_in_the_way(kube, changing)
-    refuse_while_gpu_pods_run(blocking, params["drain"], change="reconfigure MIG on (mig-manager fails under them)")
+    guard = GpuPodGuard(
+        kube,
+        fleet,
+        sorted(plan.node_patches),
+        params["drain"],
+        change="reconfigure MIG on (mig-manager fails under them)",
+    )
     result = new_result(
         operator,
         plan,
@@ -54,8 +53,7 @@ def run_gpu_mig_config(module):
         config_map=plan.config_map,
         strategy=plan.strategy,
         skipped_nodes=plan.skipped,
-        evicted=drain_report(blocking, params["drain"]),
-        cordoned=[],
+        **guard.fields(),
     )
     if module.check_mode:
         return result
@@ -64,18 +62,7 @@ def run_gpu_mig_config(module):
         write_plan(kube, operator, plan)
         return wait_for_mig_plan(kube, plan, params["wait_timeout"]) if params["wait"] else {}
 
-    final, result["cordoned"], result["evicted"] = drained_change(
-        kube,
-        changing if params["drain"] else [],
-        params["wait_timeout"],
-        "the MIG change",
-        change,
-        uncordon=params["wait"],
-    )
-    if result["cordoned"] and not params["wait"]:
-        module.ansible.warn(
-            "Node(s) %s stay cordoned: without wait the module cannot tell when the MIG change is done; uncordon them "
-            "(kubectl uncordon) once nvidia.com/mig.config.state=success." % ", ".join(result["cordoned"])
-        )
+    final = guard.run(module, change, params["wait_timeout"], "the MIG change", params["wait"])
+    result.update(guard.fields())
     record_after(result, final)
     return result

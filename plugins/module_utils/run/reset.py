@@ -23,12 +23,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import F
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.reset import mig_enabled_nodes, plan_reset
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore import plan_restore
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import read_record
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import (
-    drain_report,
-    drained_change,
-    gpu_pods_in_the_way,
-    refuse_while_gpu_pods_run,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import (
     plan_mig_change,
     wait_for_mig_configs,
@@ -68,8 +63,7 @@ def run_reset(module):
     mig_plan = plan_mig_change(kube, operator, MigRequest(mig_nodes, config=ALL_DISABLED), nodes) if mig_nodes else None
 
     changing = sorted(set(plan.changing_nodes(fleet)) | set(mig_plan.node_patches if mig_plan else ()))
-    blocking = gpu_pods_in_the_way(kube, changing)
-    refuse_while_gpu_pods_run(blocking, params["drain"], params["force"], change="reset")
+    guard = GpuPodGuard(kube, fleet, changing, params["drain"], params["force"], change="reset")
     result = new_result(
         operator,
         plan,
@@ -78,8 +72,7 @@ def run_reset(module):
         config_map=config_map_name,
         restarted=plan.restart,
         mig_disabled=mig_nodes,
-        evicted=drain_report(blocking, params["drain"]),
-        cordoned=[],
+        **guard.fields(),
     )
     if mig_plan:
         result["changed"] = result["changed"] or mig_plan.changed
@@ -110,9 +103,8 @@ def run_reset(module):
             )
         return final
 
-    final, result["cordoned"], result["evicted"] = drained_change(
-        kube, changing if params["drain"] else [], params["wait_timeout"], "the reset", change, uncordon=params["wait"]
-    )
+    final = guard.run(module, change, params["wait_timeout"], "the reset", params["wait"])
+    result.update(guard.fields())
     record_after(result, final)
     return result
 
@@ -129,8 +121,7 @@ def run_restore(module, kube, operator):
         [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
     )
     changing = sorted(set(plan.changing_nodes(fleet)) | set(plan.mig_changes))
-    blocking = gpu_pods_in_the_way(kube, changing)
-    refuse_while_gpu_pods_run(blocking, params["drain"], params["force"], change="restore")
+    guard = GpuPodGuard(kube, fleet, changing, params["drain"], params["force"], change="restore")
     result = dict(
         changed=plan.changed,
         cluster_policy=operator.policy_name,
@@ -142,8 +133,7 @@ def run_restore(module, kube, operator):
             daemon_sets=sorted("%s/%s" % key for key in plan.daemon_set_patches),
         ),
         diff=dict(before=plan.before, after=plan.after),
-        evicted=drain_report(blocking, params["drain"]),
-        cordoned=[],
+        **guard.fields(),
     )
     if module.check_mode or not plan.changed:
         return result
@@ -161,12 +151,6 @@ def run_restore(module, kube, operator):
                 listed=(nodes, nodes_version),
             )
 
-    _final, result["cordoned"], result["evicted"] = drained_change(
-        kube,
-        changing if params["drain"] else [],
-        params["wait_timeout"],
-        "the restore",
-        change,
-        uncordon=params["wait"],
-    )
+    guard.run(module, change, params["wait_timeout"], "the restore", params["wait"])
+    result.update(guard.fields())
     return result
