@@ -16,6 +16,7 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
+from fake_clock import FakeClock  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 from urllib3.exceptions import NewConnectionError, ProtocolError, ReadTimeoutError  # noqa: E402
 
@@ -26,19 +27,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (  # no
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeApi  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy  # noqa: E402
-
-
-class Clock(object):
-    def __init__(self):
-        self.now = 0.0
-        self.sleeps = []
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 class Stream(object):
@@ -100,7 +88,7 @@ def reset():
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return FakeClock(0.0)
 
 
 @pytest.fixture

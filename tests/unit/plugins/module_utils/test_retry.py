@@ -16,6 +16,7 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
+from fake_clock import FakeClock  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 from urllib3.exceptions import (  # noqa: E402
     ConnectTimeoutError,
@@ -36,22 +37,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import (  
     judge,
     retry_after_seconds,
 )
-
-
-class Clock(object):
-    """monotonic() and sleep() of a policy: sleeping advances the clock and is recorded."""
-
-    def __init__(self):
-        self.now = 100.0
-        self.sleeps = []
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        assert seconds >= 0
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def policy(clock, random=0.5, **numbers):
@@ -102,7 +87,7 @@ def test_nominal_backoff_doubles_from_a_quarter_second_up_to_five_seconds():
 
 @pytest.mark.parametrize("attempt", range(12))
 def test_jittered_backoff_stays_between_half_and_all_of_the_nominal_delay(attempt):
-    clock = Clock()
+    clock = FakeClock(100.0)
     lowest = policy(clock, random=1.0 - 1e-12).backoff(attempt)
     highest = policy(clock, random=0.0).backoff(attempt)
     nominal = RetryPolicy().nominal_delay(attempt)
@@ -213,7 +198,7 @@ def test_tls_errors_and_other_exceptions():
 
 
 def test_a_read_succeeds_after_throttling_and_server_errors():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(429, retry_after=2), api_exception(503), reset(), refused())
     assert call_with_retries(call, "list nodes", policy=policy(clock)) == "ok"
     assert call.count == 5
@@ -222,14 +207,14 @@ def test_a_read_succeeds_after_throttling_and_server_errors():
 
 
 def test_retry_after_shorter_than_the_backoff_does_not_shorten_it():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(503), api_exception(503), api_exception(503), api_exception(429, retry_after=0))
     call_with_retries(call, "list nodes", policy=policy(clock, random=0.0))
     assert clock.sleeps == [0.25, 0.5, 1.0, 2.0]
 
 
 def test_retry_after_past_the_deadline_ends_the_retries_at_once():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(503), api_exception(429, "too many requests", retry_after=60))
     with pytest.raises(GpuShareError) as error:
         call_with_retries(call, "list nodes", policy=policy(clock, random=0.0, deadline=30))
@@ -243,7 +228,7 @@ def test_retry_after_past_the_deadline_ends_the_retries_at_once():
 
 
 def test_gives_up_at_the_deadline_without_sleeping_past_it():
-    clock = Clock()
+    clock = FakeClock(100.0)
     failures = [api_exception(503, "the server is currently unable to handle the request")] * 100
     call = Calls(*failures)
     with pytest.raises(GpuShareError) as error:
@@ -260,7 +245,7 @@ def test_gives_up_at_the_deadline_without_sleeping_past_it():
 
 
 def test_a_per_call_deadline_overrides_the_policy():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(*[api_exception(503)] * 100)
     with pytest.raises(GpuShareError):
         call_with_retries(call, "watch nodes", policy=policy(clock, random=0.0), deadline=1)
@@ -268,7 +253,7 @@ def test_a_per_call_deadline_overrides_the_policy():
 
 
 def test_connection_failures_name_the_call_and_say_the_api_was_not_reached():
-    clock = Clock()
+    clock = FakeClock(100.0)
     with pytest.raises(GpuShareError) as error:
         call_with_retries(Calls(*[refused()] * 100), "list nodes", policy=policy(clock, deadline=2))
     assert error.value.msg.startswith("Failed to list nodes: cannot reach the Kubernetes API: ")
@@ -277,7 +262,7 @@ def test_connection_failures_name_the_call_and_say_the_api_was_not_reached():
 
 
 def test_a_write_is_not_retried_when_the_connection_broke_after_sending():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(reset())
     with pytest.raises(OutcomeUnknown) as error:
         call_with_retries(call, "patch node gpu-a100-0", write=True, policy=policy(clock))
@@ -290,7 +275,7 @@ def test_a_write_is_not_retried_when_the_connection_broke_after_sending():
 
 
 def test_a_write_answered_503_is_not_retried_and_keeps_the_status():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(503, "etcdserver: request timed out", reason="Service Unavailable"))
     with pytest.raises(OutcomeUnknown) as error:
         call_with_retries(call, "create ConfigMap ns/cm", write=True, policy=policy(clock))
@@ -301,14 +286,14 @@ def test_a_write_answered_503_is_not_retried_and_keeps_the_status():
 
 
 def test_a_write_never_sent_or_throttled_is_retried():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(refused(), MaxRetryError(None, "/", refused()), api_exception(429, retry_after=1))
     assert call_with_retries(call, "patch node a", write=True, policy=policy(clock, random=0.0)) == "ok"
     assert call.count == 4 and clock.sleeps == [0.25, 0.5, 1.0]
 
 
 def test_a_conflicting_write_fails_at_once_with_409():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(409, 'configmaps \\"cm\\" already exists', reason="Conflict"))
     with pytest.raises(GpuShareError) as error:
         call_with_retries(call, "create ConfigMap ns/cm", write=True, policy=policy(clock))
@@ -321,7 +306,7 @@ def test_a_conflicting_write_fails_at_once_with_409():
 
 
 def test_answers_and_unrelated_exceptions_are_not_retried():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(api_exception(403, 'nodes is forbidden: User \\"nobody\\" cannot list resource \\"nodes\\"'))
     with pytest.raises(GpuShareError) as error:
         call_with_retries(call, "list nodes", policy=policy(clock))
@@ -338,7 +323,7 @@ def test_answers_and_unrelated_exceptions_are_not_retried():
 
 
 def test_tls_errors_are_reported_as_unreachable_at_once():
-    clock = Clock()
+    clock = FakeClock(100.0)
     call = Calls(ApiException(status=0, reason="SSLError\n[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"))
     with pytest.raises(GpuShareError) as error:
         call_with_retries(call, "list nodes", policy=policy(clock))

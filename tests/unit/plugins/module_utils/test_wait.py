@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+from fake_clock import FakeClock
 from k8s_objects import cpu_node, t4_node, t4_time_sliced
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, WatchDropped
@@ -178,23 +179,8 @@ def test_times_out_naming_each_unmet_object_and_its_problem():
     assert sorted(error.value.details["unmet"]) == ["t4-a", "t4-b"]
 
 
-class FakeClock(object):
-    """Stands in for the ``time`` module of wait.py; the test advances ``now``, sleep() does too."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps = []
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 def test_times_out_after_watches_that_bring_nothing(monkeypatch):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     monkeypatch.setattr(wait_module, "time", clock)
 
     class Api(FakeApi):
@@ -251,7 +237,7 @@ STEADY = RetryPolicy(random=lambda: 0.0)
 
 
 def test_a_dropped_watch_relists_and_still_sees_the_change(monkeypatch):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     monkeypatch.setattr(wait_module, "time", clock)
     api = FakeApi(
         # The change happened while no watch ran: only the fresh LIST can show it.
@@ -269,7 +255,7 @@ def test_a_dropped_watch_relists_and_still_sees_the_change(monkeypatch):
 
 
 def test_a_watch_that_keeps_dropping_backs_off_and_keeps_the_deadline(monkeypatch):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     monkeypatch.setattr(wait_module, "time", clock)
     lists = [([t4_node("t4-a")], str(n)) for n in range(1, 6)] + [([t4_time_sliced("t4-a", 4)], "6")]
     api = FakeApi(lists, [[dropped("the watch stream ended after 0.0s of the 300s asked")]] * 5)
@@ -282,7 +268,7 @@ def test_a_watch_that_keeps_dropping_backs_off_and_keeps_the_deadline(monkeypatc
 
 
 def test_an_event_resets_the_backoff(monkeypatch):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     monkeypatch.setattr(wait_module, "time", clock)
     api = FakeApi(
         [([t4_node("t4-a")], "1"), ([t4_node("t4-a")], "2"), ([t4_node("t4-a")], "3"), ([t4_node("t4-a")], "4")],
@@ -298,7 +284,7 @@ def test_an_event_resets_the_backoff(monkeypatch):
 
 
 def test_times_out_while_the_watch_keeps_dropping_and_says_so(monkeypatch):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     monkeypatch.setattr(wait_module, "time", clock)
 
     class Api(FakeApi):
@@ -323,7 +309,7 @@ def test_times_out_while_the_watch_keeps_dropping_and_says_so(monkeypatch):
 
 
 def test_an_object_gone_from_the_relist_was_deleted(monkeypatch):
-    monkeypatch.setattr(wait_module, "time", FakeClock())
+    monkeypatch.setattr(wait_module, "time", FakeClock(1000.0))
     api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1"), ([t4_node("t4-a")], "9")], [[dropped()]])
     with pytest.raises(GpuShareError) as error:
         run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
@@ -331,7 +317,7 @@ def test_an_object_gone_from_the_relist_was_deleted(monkeypatch):
 
 
 def test_an_object_gone_from_the_relist_is_fine_when_absence_is(monkeypatch):
-    monkeypatch.setattr(wait_module, "time", FakeClock())
+    monkeypatch.setattr(wait_module, "time", FakeClock(1000.0))
     api = FakeApi([([t4_node("t4-a"), t4_node("t4-b")], "1"), ([t4_node("t4-b")], "9")], [[dropped()]])
     result = wait_for_objects(
         api.list_objects, api.watch_objects, {"t4-a": lambda node: "still there"}, 60, WHAT, "node", absent_ok=True
@@ -340,7 +326,7 @@ def test_an_object_gone_from_the_relist_is_fine_when_absence_is(monkeypatch):
 
 
 def test_other_errors_while_relisting_propagate(monkeypatch):
-    monkeypatch.setattr(wait_module, "time", FakeClock())
+    monkeypatch.setattr(wait_module, "time", FakeClock(1000.0))
     forbidden = GpuShareError("Failed to list nodes: forbidden (HTTP 403)", status=403)
 
     class Api(FakeApi):
