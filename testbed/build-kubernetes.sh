@@ -47,6 +47,12 @@ recipe=3   # bump when the build steps below change, so caches built the old way
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/gpushare-k8s/kubernetes-${upstream_version}-deb${k8s_version//[^A-Za-z0-9.+-]/_}-${go_version}-r${recipe}"
 bins=(kube-apiserver kube-controller-manager kube-scheduler)
 
+# Clusters started together (the test jobs, a helper's cluster) must not build in one work tree at once:
+# the first builds, the others wait for it and find the binaries cached.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
+
 have_all=1
 for b in "${bins[@]}"; do [ -x "$cache/bin/$b" ] || have_all=0; done
 if [ "$have_all" = 1 ]; then

@@ -205,9 +205,42 @@ QUOTA_ARG_SPEC = dict(
     state=dict(type="str", default="present", choices=["present", "absent"]),
 )
 
+AUTOSCALING_ARG_SPEC = dict(
+    machinesets=dict(type="list", elements="str"),
+    machine_api_namespace=dict(type="str", default="openshift-machine-api"),
+    accelerator=dict(type="str"),
+    gpus_per_machine=dict(type="int"),
+    min_replicas=dict(type="int"),
+    max_replicas=dict(type="int"),
+    gpu_limit=dict(type="dict", options=dict(min=dict(type="int", required=True), max=dict(type="int", required=True))),
+    delay_after_add=dict(type="str"),
+    zone_label=dict(type="bool", default=True),
+    create_cluster_autoscaler=dict(type="bool", default=False),
+    nodes=NODES_SPEC,
+)
+AUTOSCALING_MODULE_KWARGS = dict(mutually_exclusive=[("machinesets", "nodes")])
+
+VGPU_LICENSING_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    client_configuration_token=dict(type="str", no_log=True),
+    gridd_conf=dict(type="str", default="FeatureType=1\n"),
+    name=dict(type="str", default="licensing-config"),
+    storage=dict(type="str", default="secret", choices=["secret", "configmap"]),
+    nls_enabled=dict(type="bool", default=True),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+)
+VGPU_LICENSING_MODULE_KWARGS = dict(required_if=[("state", "present", ("client_configuration_token",))])
+
 MONITORING_ARG_SPEC = dict(
     OPERATOR_ARG_SPEC,
     dcgm_exporter=dict(type="bool"),
     service_monitor=dict(type="bool"),
 )
 MONITORING_MODULE_KWARGS = dict(required_one_of=[("dcgm_exporter", "service_monitor")])
+
+NVIDIA_SMI_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    nodes=NODES_SPEC,
+    exec_timeout=dict(type="int", default=30),
+    fail_on_error=dict(type="bool", default=True),
+)

@@ -408,6 +408,10 @@ def wait_for_node(api_client, name, predicate, timeout=60):
 MERGE_PATCH = "application/merge-patch+json"
 POLICY = dict(group="nvidia.com", version="v1", plural="clusterpolicies")
 DEVICE_PLUGIN_DAEMONSET = "nvidia-device-plugin-daemonset"
+# OpenShift's objects the openshift profile seeds (reference section 5).
+MACHINESETS = dict(group="machine.openshift.io", version="v1beta1", plural="machinesets")
+CLUSTER_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1", plural="clusterautoscalers")
+MACHINE_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1beta1", plural="machineautoscalers")
 
 
 class KubeObjects(object):
@@ -465,6 +469,19 @@ class KubeObjects(object):
             POLICY["group"], POLICY["version"], POLICY["plural"], self.profile.policy_name
         )
 
+    def custom_object(self, kind, name, namespace=None):
+        """A custom object (``kind`` as MACHINESETS above), None when absent."""
+        try:
+            if namespace:
+                return self.custom.get_namespaced_custom_object(
+                    kind["group"], kind["version"], namespace, kind["plural"], name
+                )
+            return self.custom.get_cluster_custom_object(kind["group"], kind["version"], kind["plural"], name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def device_plugin(self):
         return json.loads(
             self.apps.read_namespaced_daemon_set(DEVICE_PLUGIN_DAEMONSET, self.namespace, _preload_content=False).data
@@ -481,6 +498,23 @@ class KubeObjects(object):
             {"spec": spec},
             _content_type=MERGE_PATCH,
         )
+
+    def patch_custom(self, kind, name, patch, namespace=None):
+        """``kubectl patch <kind> <name> --type merge``"""
+        if namespace:
+            self.custom.patch_namespaced_custom_object(
+                kind["group"], kind["version"], namespace, kind["plural"], name, patch, _content_type=MERGE_PATCH
+            )
+        else:
+            self.custom.patch_cluster_custom_object(
+                kind["group"], kind["version"], kind["plural"], name, patch, _content_type=MERGE_PATCH
+            )
+
+    def delete_custom(self, kind, name, namespace=None):
+        if namespace:
+            self.custom.delete_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], name)
+        else:
+            self.custom.delete_cluster_custom_object(kind["group"], kind["version"], kind["plural"], name)
 
     def label_node(self, name, node_labels):
         """``kubectl label node --overwrite`` (None removes a label)."""

@@ -7,7 +7,13 @@ The module only reads: the tests also prove it made no write.
 import json
 
 import pytest
-from integration_helpers import MERGE_PATCH, wait_for_object
+from integration_helpers import (
+    CLUSTER_AUTOSCALERS,
+    MACHINE_AUTOSCALERS,
+    MACHINESETS,
+    MERGE_PATCH,
+    wait_for_object,
+)
 from kubernetes import client
 from workloads import gpu_pod
 
@@ -15,9 +21,6 @@ from testbed import seed
 
 MODULE = "gpu_preflight"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-MACHINESETS = dict(group="machine.openshift.io", version="v1beta1", plural="machinesets")
-CLUSTER_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1", plural="clusterautoscalers")
-MACHINE_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1beta1", plural="machineautoscalers")
 
 
 def nfd_worker(profile):
@@ -85,17 +88,6 @@ def get_custom(kube, kind, name, namespace=None):
     if namespace:
         return kube.custom.get_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], name)
     return kube.custom.get_cluster_custom_object(kind["group"], kind["version"], kind["plural"], name)
-
-
-def patch_custom(kube, kind, name, patch, namespace=None):
-    if namespace:
-        kube.custom.patch_namespaced_custom_object(
-            kind["group"], kind["version"], namespace, kind["plural"], name, patch, _content_type=MERGE_PATCH
-        )
-    else:
-        kube.custom.patch_cluster_custom_object(
-            kind["group"], kind["version"], kind["plural"], name, patch, _content_type=MERGE_PATCH
-        )
 
 
 # --- the seeded fleet ----------------------------------------------------------------------------
@@ -278,8 +270,7 @@ def test_paused_operands_left_behind_are_named_once(run_module, kube):
 @pytest.mark.profiles("openshift")
 def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
     name, namespace = seed.OPENSHIFT_T4_MACHINESET, seed.MACHINE_API_NAMESPACE
-    patch_custom(
-        kube,
+    kube.patch_custom(
         MACHINESETS,
         name,
         {
@@ -288,8 +279,8 @@ def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
         },
         namespace,
     )
-    patch_custom(kube, MACHINE_AUTOSCALERS, name, {"spec": {"minReplicas": 0}}, namespace)
-    patch_custom(kube, CLUSTER_AUTOSCALERS, "default", {"spec": {"scaleDown": {"delayAfterAdd": "5m"}}})
+    kube.patch_custom(MACHINE_AUTOSCALERS, name, {"spec": {"minReplicas": 0}}, namespace)
+    kube.patch_custom(CLUSTER_AUTOSCALERS, "default", {"spec": {"scaleDown": {"delayAfterAdd": "5m"}}})
     result = preflight(run_module, checks=["autoscaling"])
     machineset = about(result, "MachineSet/%s/%s" % (namespace, name))
     messages = " | ".join(f["message"] for f in machineset)
@@ -302,8 +293,7 @@ def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
     assert delay["severity"] == "warning" and "5m" in delay["message"] and delay["fix"].endswith("15m")
 
     # An invalid type, and a ClusterAutoscaler without it, then no MachineAutoscaler at all.
-    patch_custom(
-        kube,
+    kube.patch_custom(
         MACHINESETS,
         name,
         {"spec": {"template": {"spec": {"metadata": {"labels": {"cluster-api/accelerator": "nvidia.com/gpu"}}}}}},
@@ -311,8 +301,7 @@ def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
     )
     result = preflight(run_module, checks=["autoscaling"])
     assert any("not a valid GPU type" in f["message"] for f in about(result, "MachineSet/%s/%s" % (namespace, name)))
-    patch_custom(
-        kube,
+    kube.patch_custom(
         MACHINESETS,
         name,
         {"spec": {"template": {"spec": {"metadata": {"labels": {"cluster-api/accelerator": "nvidia-t4"}}}}}},
@@ -334,12 +323,11 @@ def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
 @pytest.mark.profiles("openshift")
 def test_the_fixes_for_openshift_autoscaling_leave_it_clean(run_module, kube):
     name, namespace = seed.OPENSHIFT_T4_MACHINESET, seed.MACHINE_API_NAMESPACE
-    patch_custom(kube, MACHINE_AUTOSCALERS, name, {"spec": {"minReplicas": 0}}, namespace)
-    patch_custom(kube, MACHINESETS, name, {"metadata": {"annotations": {"machine.openshift.io/GPU": None}}}, namespace)
+    kube.patch_custom(MACHINE_AUTOSCALERS, name, {"spec": {"minReplicas": 0}}, namespace)
+    kube.patch_custom(MACHINESETS, name, {"metadata": {"annotations": {"machine.openshift.io/GPU": None}}}, namespace)
     result = preflight(run_module, checks=["autoscaling"])
     assert len(problems(result)) == 2
-    patch_custom(
-        kube,
+    kube.patch_custom(
         MACHINESETS,
         name,
         {

@@ -384,6 +384,25 @@ class KubeApi(object):
                 return None
             raise
 
+    # --- secrets (the vGPU licence; their data is never part of an error message) ----------------
+    @api_call("read Secret {namespace}/{name}")
+    def get_secret(self, namespace, name):
+        return self._get_or_none(self.core.read_namespaced_secret, name, namespace)
+
+    @api_call("create Secret {namespace}/{name}", write=True)
+    def create_secret(self, namespace, name, body):
+        return _json(
+            self.core.create_namespaced_secret(namespace, body, _preload_content=False, _request_timeout=self._timeout)
+        )
+
+    @api_call("patch Secret {namespace}/{name}", write=True)
+    def patch_secret(self, namespace, name, patch):
+        return self._merge_patch(self.core.patch_namespaced_secret, name, namespace, patch)
+
+    @api_call("delete Secret {namespace}/{name}", write=True)
+    def delete_secret(self, namespace, name):
+        return self._delete_or_none(self.core.delete_namespaced_secret, name, namespace)
+
     # --- quotas and platform objects --------------------------------------------------------
     @api_call("list ResourceQuotas")
     def list_resource_quotas(self):
@@ -427,6 +446,28 @@ class KubeApi(object):
                 return []
             raise
         return body["items"]
+
+    @api_call("create {plural}.{group} {name}", write=True)
+    def create_custom_object(self, group, version, plural, namespace, name, body):
+        """Create a custom object; ``namespace`` None for a cluster-scoped kind."""
+        if namespace is None:
+            response = self.custom.create_cluster_custom_object(
+                group, version, plural, body, _preload_content=False, _request_timeout=self._timeout
+            )
+        else:
+            response = self.custom.create_namespaced_custom_object(
+                group, version, namespace, plural, body, _preload_content=False, _request_timeout=self._timeout
+            )
+        return _json(response)
+
+    @api_call("patch {plural}.{group} {name}", write=True)
+    def patch_custom_object(self, group, version, plural, namespace, name, patch):
+        """JSON merge patch of a custom object; ``namespace`` None for a cluster-scoped kind."""
+        if namespace is None:
+            return self._merge_patch(self.custom.patch_cluster_custom_object, group, version, plural, name, patch)
+        return self._merge_patch(
+            self.custom.patch_namespaced_custom_object, group, version, namespace, plural, name, patch
+        )
 
     def _get_or_none(self, read_function, *args):
         from kubernetes.client.exceptions import ApiException

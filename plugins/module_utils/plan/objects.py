@@ -47,7 +47,9 @@ class ObjectWrites(object):
         self.config_map_deletes = []
         self.policy_patch = None
         self.daemon_set_patches = {}  # (namespace, name) -> merge patch (NFD's worker, in gpu_tolerations)
-        self.quota_writes = {}  # (namespace, name) -> ("create", body) | ("patch", merge patch) | ("delete", None)
+        # Secrets, ResourceQuotas and OpenShift's MachineSets and autoscalers (run/writer.py's OBJECT_KINDS):
+        # (kind, namespace or None, name) -> ("create", body) | ("patch", merge patch) | ("delete", None)
+        self.object_writes = {}
         self.node_patches = {}  # name -> merge patch
         self.restart = False  # restart the device plugin after writing
         self.expectations = {}
@@ -81,7 +83,7 @@ class ObjectWrites(object):
             or self.config_map_deletes
             or self.policy_patch
             or self.daemon_set_patches
-            or self.quota_writes
+            or self.object_writes
             or self.node_patches
             or self.restart
         )

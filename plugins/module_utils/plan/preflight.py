@@ -54,7 +54,32 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands impor
     is_nfd_worker,
     pod_tolerations,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import VKS, ZONE_LABEL, cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
+    is_gpu_machineset,
+    machineset_node_labels,
+    suggested_accelerator,
+    targeting_autoscalers,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_VALUE_RE,
+    AUTOSCALER_GPU_LABELS,
+    CLUSTER_AUTOSCALER_NAME,
+    MACHINESET_GPU_ANNOTATION,
+    MACHINESET_NODE_LABEL,
+    MIN_DELAY_AFTER_ADD_SECONDS,
+    OPENSHIFT,
+    RECOMMENDED_DELAY_AFTER_ADD,
+    SCALEWAY,
+    SCALEWAY_GPU_LABEL,
+    SCALEWAY_OLD_GPU_LABEL,
+    SCALEWAY_POOL_LABEL,
+    VKS,
+    VKS_ACCELERATOR_LABEL,
+    ZONE_LABEL,
+    detect_platform,
+    parse_duration,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
     build_inventory,
     describe_device_plugin_profiles,
@@ -68,25 +93,6 @@ INFO = "info"
 SEVERITIES = (ERROR, WARNING, INFO)
 FAIL_ON = (ERROR, WARNING, "never")
 CHECKS = ("taints", "operator", "sharing", "autoscaling", "quota")
-
-# OpenShift (reference section 5).
-OPENSHIFT = "OpenShift"
-ACCELERATOR_LABEL = "cluster-api/accelerator"
-ACCELERATOR_VALUE_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$")
-MACHINESET_GPU_ANNOTATION = "machine.openshift.io/GPU"
-MACHINESET_NODE_LABEL = "machine.openshift.io/cluster-api-machineset"
-CLUSTER_AUTOSCALER_NAME = "default"
-MIN_DELAY_AFTER_ADD_SECONDS = 600
-# Scaleway Kapsule.
-SCALEWAY = "Scaleway Kapsule"
-SCALEWAY_GPU_LABEL = "k8s.scw.cloud/gpu"
-SCALEWAY_OLD_GPU_LABEL = "k8s.scaleway.com/gpu"
-SCALEWAY_POOL_LABEL = "k8s.scaleway.com/pool-name"
-SCALEWAY_LABEL_PREFIXES = ("k8s.scaleway.com/", "k8s.scw.cloud/")
-# VNG Cloud VKS (the public autoscaler fork's label, not confirmed in production).
-VKS_ACCELERATOR_LABEL = "vks.vngcloud.vn/accelerator"
-
-AUTOSCALER_GPU_LABELS = (ACCELERATOR_LABEL, SCALEWAY_GPU_LABEL, SCALEWAY_OLD_GPU_LABEL, VKS_ACCELERATOR_LABEL)
 
 
 def finding(severity, check, obj, message, fix, fixed_by):
@@ -496,40 +502,6 @@ def check_sharing(policy, config_map, nodes):
     return findings
 
 
-def parse_duration(text):
-    """Seconds of a Go duration (``15m``, ``1h30m``, ``600s``, ``10m0s``), None when unreadable."""
-    if text is None:
-        return None
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s)", str(text))
-    if not parts or "".join(n + u for n, u in parts) != str(text).strip():
-        return None
-    unit = dict(h=3600, m=60, s=1, ms=0.001)
-    return sum(float(number) * unit[suffix] for number, suffix in parts)
-
-
-def detect_platform(nodes, machinesets, policy=None):
-    """OpenShift (MachineSets, or the OLM policy name), Scaleway, VKS, or None."""
-    if machinesets or (policy is not None and _name(policy) == "gpu-cluster-policy"):
-        return OPENSHIFT
-    for node in nodes:
-        if any(key.startswith(SCALEWAY_LABEL_PREFIXES) for key in _labels(node)):
-            return SCALEWAY
-    return cloud_without_mig(nodes)
-
-
-def _machineset_node_labels(machineset):
-    return ((((machineset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("metadata") or {}).get(
-        "labels"
-    ) or {}
-
-
-def _suggested_accelerator(states):
-    for state in states:
-        if state.base_product:
-            return re.sub(r"[^a-z0-9-]", "", state.base_product.lower().replace("nvidia-", "").replace("_", "-"))
-    return "<gpu-type>"
-
-
 def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes):
     findings = []
     nodes_by_machineset = {}
@@ -544,26 +516,15 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
     for machineset in machinesets:
         name = _name(machineset)
         ref = "MachineSet/%s" % _namespaced(machineset)
-        labels = _machineset_node_labels(machineset)
+        labels = machineset_node_labels(machineset)
         annotations = machineset["metadata"].get("annotations") or {}
         states = nodes_by_machineset.get(name, [])
-        is_gpu = (
-            ACCELERATOR_LABEL in labels
-            or any(state.is_gpu_node for state in states)
-            or (annotations.get(MACHINESET_GPU_ANNOTATION) or "0") not in ("0", "")
-        )
-        if not is_gpu:
+        if not is_gpu_machineset(machineset, states):
             continue
-        targeting = [
-            ma
-            for ma in machine_autoscalers
-            if ((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("name") == name
-            and ((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("kind", "MachineSet") == "MachineSet"
-            and ma["metadata"].get("namespace") == machineset["metadata"].get("namespace")
-        ]
+        targeting = targeting_autoscalers(machineset, machine_autoscalers)
         accelerator = labels.get(ACCELERATOR_LABEL)
         suggested = accelerator if accelerator and ACCELERATOR_VALUE_RE.match(accelerator) else None
-        suggested = suggested or _suggested_accelerator(states)
+        suggested = suggested or suggested_accelerator(states) or "<gpu-type>"
         if accelerator is None:
             findings.append(
                 finding(
@@ -574,7 +535,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "never counts them against resourceLimits.gpus and may scale it again while the driver installs "
                     "(gpu-operator #708)" % ACCELERATOR_LABEL,
                     "set spec.template.spec.metadata.labels.%s: %s" % (ACCELERATOR_LABEL, suggested),
-                    "the MachineSet (oc edit machineset; no gpushare.k8s module writes MachineSets yet)",
+                    "gpushare.k8s.gpu_autoscaling (accelerator)",
                 )
             )
         elif not ACCELERATOR_VALUE_RE.match(accelerator):
@@ -587,7 +548,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     % (ACCELERATOR_LABEL, accelerator),
                     "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
                     % (ACCELERATOR_LABEL, suggested),
-                    "the MachineSet (oc edit machineset; no gpushare.k8s module writes MachineSets yet)",
+                    "gpushare.k8s.gpu_autoscaling (accelerator)",
                 )
             )
         if not targeting:
@@ -599,7 +560,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "no MachineAutoscaler targets this GPU MachineSet: it never scales",
                     "create a MachineAutoscaler (autoscaling.openshift.io/v1beta1) with scaleTargetRef "
                     "MachineSet %s, minReplicas and maxReplicas" % name,
-                    "a MachineAutoscaler (oc create; no gpushare.k8s module writes it yet)",
+                    "gpushare.k8s.gpu_autoscaling (min_replicas, max_replicas)",
                 )
             )
             continue
@@ -613,7 +574,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "spec.resourceLimits.gpus has no entry of type %s (MachineSet %s): the autoscaler does not "
                     "limit or scale that GPU type as intended" % (accelerator, name),
                     "add {type: %s, min: 0, max: <physical GPUs>} to spec.resourceLimits.gpus" % accelerator,
-                    "the ClusterAutoscaler default (oc edit clusterautoscaler default)",
+                    "gpushare.k8s.gpu_autoscaling (gpu_limit)",
                 )
             )
         scales_from_zero = any(int((ma.get("spec") or {}).get("minReplicas") or 0) == 0 for ma in targeting)
@@ -628,7 +589,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                         "the MachineSet scales from zero but has no %s annotation: with no node to look at, the "
                         "autoscaler does not know a new machine brings GPUs" % MACHINESET_GPU_ANNOTATION,
                         'annotate the MachineSet %s: "<physical GPUs per machine>"' % MACHINESET_GPU_ANNOTATION,
-                        "oc annotate machineset (no gpushare.k8s module writes MachineSets yet)",
+                        "gpushare.k8s.gpu_autoscaling (gpus_per_machine)",
                     )
                 )
             if ZONE_LABEL not in labels:
@@ -640,7 +601,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                         "the MachineSet scales from zero but its node labels lack %s: pods pinned to a zone (or "
                         "to zonal volumes) never trigger it" % ZONE_LABEL,
                         "set spec.template.spec.metadata.labels.%s to the MachineSet's zone" % ZONE_LABEL,
-                        "edit the MachineSet (spec.template.spec.metadata.labels)",
+                        "gpushare.k8s.gpu_autoscaling (zone_label: true)",
                     )
                 )
     if autoscaled_gpu_machinesets:
@@ -652,8 +613,9 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                     "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
                     "GPU MachineSets have MachineAutoscalers but there is no ClusterAutoscaler %s: nothing scales"
                     % CLUSTER_AUTOSCALER_NAME,
-                    "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: 15m",
-                    "the ClusterAutoscaler default (oc create; no gpushare.k8s module writes it yet)",
+                    "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: %s"
+                    % RECOMMENDED_DELAY_AFTER_ADD,
+                    "gpushare.k8s.gpu_autoscaling (create_cluster_autoscaler: true)",
                 )
             )
         else:
@@ -667,8 +629,8 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
                         "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
                         "spec.scaleDown.delayAfterAdd is %s: GPU nodes take 10-15 minutes to install the driver and "
                         "advertise GPUs, so the autoscaler may remove or add nodes meanwhile" % delay,
-                        "set spec.scaleDown.delayAfterAdd: 15m",
-                        "the ClusterAutoscaler default (oc edit clusterautoscaler default)",
+                        "set spec.scaleDown.delayAfterAdd: %s" % RECOMMENDED_DELAY_AFTER_ADD,
+                        "gpushare.k8s.gpu_autoscaling (delay_after_add)",
                     )
                 )
     return findings
@@ -693,7 +655,7 @@ def check_scaleway(nodes):
                         " (it carries %s, the name before September 2025)" % SCALEWAY_OLD_GPU_LABEL if old else "",
                     ),
                     "label the pool's nodes %s (upgrade or recreate the pool so Kapsule sets it)" % SCALEWAY_GPU_LABEL,
-                    "the Kapsule pool (Scaleway console, scw k8s pool), not a gpushare.k8s setting",
+                    "the Kapsule pool's labels for new nodes; gpushare.k8s.gpu_autoscaling for the nodes there now",
                 )
             )
         if SCALEWAY_POOL_LABEL not in labels:
@@ -724,7 +686,7 @@ def check_vks(nodes):
                     "confirmed in production)" % VKS_ACCELERATOR_LABEL,
                     "if the node group autoscales, label it %s=<gpu type> in the node group's labels"
                     % VKS_ACCELERATOR_LABEL,
-                    "the VKS node group's labels, not a gpushare.k8s setting",
+                    "the VKS node group's labels for new nodes; gpushare.k8s.gpu_autoscaling for the nodes there now",
                 )
             )
     return findings

@@ -53,12 +53,13 @@ def plan_quota(quota, namespace, name, limits, state="present"):
     """The writes that make ResourceQuota ``namespace/name`` (None when absent) cap ``limits``."""
     keys = validate_limits(limits, state)
     plan = ObjectWrites()
+    key = ("ResourceQuota", namespace, name)
     hard = dict(((quota or {}).get("spec") or {}).get("hard") or {})
-    plan.before["hard"] = dict((key, hard.get(key)) for key in keys)
+    plan.before["hard"] = dict((resource, hard.get(resource)) for resource in keys)
     if state == "present":
         plan.after["hard"] = dict(keys)
         if quota is None:
-            plan.quota_writes[(namespace, name)] = (
+            plan.object_writes[key] = (
                 "create",
                 {
                     "apiVersion": "v1",
@@ -67,14 +68,14 @@ def plan_quota(quota, namespace, name, limits, state="present"):
                     "spec": {"hard": dict(keys)},
                 },
             )
-        elif any(hard.get(key) != value for key, value in keys.items()):
-            plan.quota_writes[(namespace, name)] = ("patch", {"spec": {"hard": dict(keys)}})
+        elif any(hard.get(resource) != value for resource, value in keys.items()):
+            plan.object_writes[key] = ("patch", {"spec": {"hard": dict(keys)}})
         return plan
-    plan.after["hard"] = dict((key, None) for key in keys)
-    if quota is None or not any(key in hard for key in keys):
+    plan.after["hard"] = dict((resource, None) for resource in keys)
+    if quota is None or not any(resource in hard for resource in keys):
         return plan
     if was_created(quota) and not set(hard) - set(keys):
-        plan.quota_writes[(namespace, name)] = ("delete", None)
+        plan.object_writes[key] = ("delete", None)
     else:
-        plan.quota_writes[(namespace, name)] = ("patch", {"spec": {"hard": dict(keys)}})
+        plan.object_writes[key] = ("patch", {"spec": {"hard": dict(keys)}})
     return plan

@@ -9,6 +9,11 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+    CLUSTER_AUTOSCALER,
+    MACHINE_AUTOSCALER,
+    MACHINESET,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import (
     ERROR,
     finding,
@@ -17,11 +22,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import
     summarize,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-
-# OpenShift's objects (reference section 5); listing them elsewhere returns nothing (no CRD).
-MACHINESETS = ("machine.openshift.io", "v1beta1", "machinesets")
-CLUSTER_AUTOSCALERS = ("autoscaling.openshift.io", "v1", "clusterautoscalers")
-MACHINE_AUTOSCALERS = ("autoscaling.openshift.io", "v1beta1", "machineautoscalers")
 
 
 def run_gpu_preflight(module):
@@ -59,9 +59,9 @@ def run_gpu_preflight(module):
     openshift = {}
     if "autoscaling" in checks:
         for key, kind in (
-            ("machinesets", MACHINESETS),
-            ("cluster_autoscalers", CLUSTER_AUTOSCALERS),
-            ("machine_autoscalers", MACHINE_AUTOSCALERS),
+            ("machinesets", MACHINESET),
+            ("cluster_autoscalers", CLUSTER_AUTOSCALER),
+            ("machine_autoscalers", MACHINE_AUTOSCALER),
         ):
             openshift[key] = kube.list_custom_objects(*kind)
     findings += preflight(

@@ -4,10 +4,11 @@
 """The one writer: applies a plan's writes (``plan/objects.py``) in a safe order, and restarts the device
 plugin when the plan says so.
 
-The order keeps a half-applied plan harmless and repairable by the next run: ConfigMaps first (unused
-until referenced), then the ClusterPolicy, then DaemonSets other than the operator's (NFD's worker) and
-ResourceQuotas, then the node labels the operator's components act on, ConfigMaps to delete last (nothing
-names them any more), and the restart that makes the plugin read it all. A failure names what was written
+The order keeps a half-applied plan harmless and repairable by the next run: ConfigMaps and Secrets first
+(unused until referenced), then the ClusterPolicy, then DaemonSets other than the operator's (NFD's worker),
+ResourceQuotas and OpenShift's MachineSets and autoscalers (a MachineSet before the autoscalers that act on
+it), then the node labels the operator's components act on, deletes last (nothing names those objects any
+more), and the restart that makes the plugin read it all. A failure names what was written
 and what was not.
 """
 
@@ -20,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import OPENSHIFT_KINDS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
 
 # The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
@@ -39,12 +41,59 @@ def restart_daemon_set(kube, namespace, name):
     )
 
 
-def _write_quota(kube, namespace, name, action, body):
-    if action == "create":
-        return kube.create_resource_quota(namespace=namespace, name=name, body=body)
-    if action == "patch":
-        return kube.patch_resource_quota(namespace=namespace, name=name, patch=body)
-    return kube.delete_resource_quota(namespace=namespace, name=name)
+def _custom_object_calls(kube, kind):
+    group, version, plural = OPENSHIFT_KINDS[kind]
+    return dict(
+        create=lambda namespace, name, body: kube.create_custom_object(group, version, plural, namespace, name, body),
+        patch=lambda namespace, name, body: kube.patch_custom_object(group, version, plural, namespace, name, body),
+    )
+
+
+def object_calls(kube):
+    """For each kind of ``ObjectWrites.object_writes``, its API calls by action: f(namespace, name, body)."""
+    calls = dict(
+        Secret=dict(
+            create=lambda namespace, name, body: kube.create_secret(namespace=namespace, name=name, body=body),
+            patch=lambda namespace, name, body: kube.patch_secret(namespace=namespace, name=name, patch=body),
+            delete=lambda namespace, name, body: kube.delete_secret(namespace=namespace, name=name),
+        ),
+        ResourceQuota=dict(
+            create=lambda namespace, name, body: kube.create_resource_quota(namespace=namespace, name=name, body=body),
+            patch=lambda namespace, name, body: kube.patch_resource_quota(namespace=namespace, name=name, patch=body),
+            delete=lambda namespace, name, body: kube.delete_resource_quota(namespace=namespace, name=name),
+        ),
+    )
+    calls.update((kind, _custom_object_calls(kube, kind)) for kind in OPENSHIFT_KINDS)
+    return calls
+
+
+# Secrets are written with the ConfigMaps, before the policy that names them; the others after the policy and
+# DaemonSets, a MachineSet before the autoscalers that act on it. Deletes come last, when nothing names them.
+OBJECTS_BEFORE_POLICY = ("Secret",)
+OBJECTS_AFTER_POLICY = ("ResourceQuota", "MachineSet", "MachineAutoscaler", "ClusterAutoscaler")
+
+
+def _object_steps(kube, plan, kinds, deletes):
+    calls = object_calls(kube)
+    keys = sorted(
+        (
+            key
+            for key, (action, _body) in plan.object_writes.items()
+            if key[0] in kinds and (action == "delete") == deletes
+        ),
+        key=lambda key: (kinds.index(key[0]), key[1] or "", key[2]),
+    )
+    steps = []
+    for kind, namespace, name in keys:
+        action, body = plan.object_writes[(kind, namespace, name)]
+        call = calls[kind][action]
+        steps.append(
+            (
+                "%s %s %s" % (action, kind, "/".join(part for part in (namespace, name) if part)),
+                lambda call=call, namespace=namespace, name=name, body=body: call(namespace, name, body),
+            )
+        )
+    return steps
 
 
 def plan_steps(kube, operator, plan):
@@ -67,6 +116,7 @@ def plan_steps(kube, operator, plan):
                 lambda name=name, patch=patch: kube.patch_config_map(namespace=namespace, name=name, patch=patch),
             )
         )
+    steps += _object_steps(kube, plan, OBJECTS_BEFORE_POLICY, deletes=False)
     if plan.policy_patch:
         steps.append(
             (
@@ -83,15 +133,7 @@ def plan_steps(kube, operator, plan):
                 ),
             )
         )
-    for (quota_namespace, name), (action, body) in sorted(plan.quota_writes.items()):
-        steps.append(
-            (
-                "%s ResourceQuota %s/%s" % (action, quota_namespace, name),
-                lambda quota_namespace=quota_namespace, name=name, action=action, body=body: _write_quota(
-                    kube, quota_namespace, name, action, body
-                ),
-            )
-        )
+    steps += _object_steps(kube, plan, OBJECTS_AFTER_POLICY, deletes=False)
     if plan.node_patches:
         steps.append(("label %d node(s)" % len(plan.node_patches), lambda: label_nodes(kube, plan.node_patches)))
     for name in sorted(plan.config_map_deletes):
@@ -101,6 +143,7 @@ def plan_steps(kube, operator, plan):
                 lambda name=name: kube.delete_config_map(namespace=namespace, name=name),
             )
         )
+    steps += _object_steps(kube, plan, OBJECTS_BEFORE_POLICY + OBJECTS_AFTER_POLICY, deletes=True)
     if plan.restart:
         steps.append(
             ("restart the device plugin", lambda: restart_daemon_set(kube, namespace, DEVICE_PLUGIN_DAEMONSET))

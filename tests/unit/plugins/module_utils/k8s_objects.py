@@ -329,3 +329,40 @@ def labels_of(obj):
 
 def annotations_of(obj):
     return obj["metadata"].get("annotations") or {}
+
+
+# --- OpenShift's MachineSets and autoscalers (reference section 5) ---
+
+
+def machineset(name="gpu-t4", labels=None, annotations=None, namespace="openshift-machine-api"):
+    return {
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "MachineSet",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "annotations": annotations or {},
+            "resourceVersion": _next_resource_version(),
+        },
+        "spec": {"replicas": 1, "template": {"spec": {"metadata": {"labels": labels or {}}}}},
+    }
+
+
+def machine_autoscaler(target="gpu-t4", minimum=1, namespace="openshift-machine-api"):
+    return {
+        "metadata": {"name": target, "namespace": namespace},
+        "spec": {"minReplicas": minimum, "maxReplicas": 4, "scaleTargetRef": {"kind": "MachineSet", "name": target}},
+    }
+
+
+def cluster_autoscaler(types=("tesla-t4",), delay="15m"):
+    spec = {"resourceLimits": {"gpus": [{"type": t, "min": 0, "max": 4} for t in types]}}
+    if delay is not None:
+        spec["scaleDown"] = {"delayAfterAdd": delay}
+    return {"metadata": {"name": "default", "resourceVersion": _next_resource_version()}, "spec": spec}
+
+
+def t4_machine(name="gpu-t4-0", machineset_name="gpu-t4", **kwargs):
+    machine = t4_node(name, **kwargs)
+    machine["metadata"]["labels"]["machine.openshift.io/cluster-api-machineset"] = machineset_name
+    return machine

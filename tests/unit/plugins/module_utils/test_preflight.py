@@ -16,13 +16,17 @@ from k8s_objects import (
     GPU_TOLERATION,
     NAMESPACE,
     a100_node,
+    cluster_autoscaler,
     cluster_policy,
     config_map,
     container,
     cpu_node,
     h100_mig_mixed,
+    machine_autoscaler,
+    machineset,
     node,
     pod,
+    t4_machine,
     t4_node,
     t4_time_sliced,
 )
@@ -261,33 +265,6 @@ def test_a_policy_naming_a_missing_config_map_and_labels_with_no_config_map():
 
 
 # --- autoscaling ---------------------------------------------------------------------------------
-
-
-def machineset(name="gpu-t4", labels=None, annotations=None, namespace="openshift-machine-api"):
-    return {
-        "apiVersion": "machine.openshift.io/v1beta1",
-        "kind": "MachineSet",
-        "metadata": {"name": name, "namespace": namespace, "annotations": annotations or {}},
-        "spec": {"replicas": 1, "template": {"spec": {"metadata": {"labels": labels or {}}}}},
-    }
-
-
-def machine_autoscaler(target="gpu-t4", minimum=1, namespace="openshift-machine-api"):
-    return {
-        "metadata": {"name": target, "namespace": namespace},
-        "spec": {"minReplicas": minimum, "maxReplicas": 4, "scaleTargetRef": {"kind": "MachineSet", "name": target}},
-    }
-
-
-def cluster_autoscaler(types=("tesla-t4",), delay="15m"):
-    spec = {"resourceLimits": {"gpus": [{"type": t, "min": 0, "max": 4} for t in types]}}
-    if delay is not None:
-        spec["scaleDown"] = {"delayAfterAdd": delay}
-    return {"metadata": {"name": "default"}, "spec": spec}
-
-
-def t4_machine(name="gpu-t4-0", machineset_name="gpu-t4"):
-    return _labelled(t4_node(name), {"machine.openshift.io/cluster-api-machineset": machineset_name})
 
 
 def _labelled(obj, labels):

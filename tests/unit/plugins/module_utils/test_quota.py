@@ -14,7 +14,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.quota import plan_quota
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
 
-KEY = ("ml", "gpu-quota")
+KEY = ("ResourceQuota", "ml", "gpu-quota")
 
 
 def quota(hard, created=False):
@@ -26,7 +26,7 @@ def quota(hard, created=False):
 
 def test_created_with_requests_keys_then_unchanged():
     plan = plan_quota(None, "ml", "gpu-quota", {"nvidia.com/gpu": 2, "requests.nvidia.com/mig-1g.10gb": 4})
-    action, body = plan.quota_writes[KEY]
+    action, body = plan.object_writes[KEY]
     assert action == "create"
     assert body["spec"]["hard"] == {"requests.nvidia.com/gpu": "2", "requests.nvidia.com/mig-1g.10gb": "4"}
     assert not plan_quota(quota(body["spec"]["hard"]), "ml", "gpu-quota", {"nvidia.com/gpu": "2"}).changed
@@ -35,7 +35,7 @@ def test_created_with_requests_keys_then_unchanged():
 def test_only_the_keys_given_are_patched():
     existing = quota({"requests.nvidia.com/gpu": "2", "pods": "10"})
     plan = plan_quota(existing, "ml", "gpu-quota", {"nvidia.com/gpu.shared": 8})
-    action, patch = plan.quota_writes[KEY]
+    action, patch = plan.object_writes[KEY]
     assert action == "patch"
     assert merge_patch(existing, patch)["spec"]["hard"] == {
         "requests.nvidia.com/gpu": "2",
@@ -47,10 +47,10 @@ def test_only_the_keys_given_are_patched():
 
 def test_absent_removes_the_keys_and_deletes_what_it_created_once_empty():
     existing = quota({"requests.nvidia.com/gpu": "2", "pods": "10"}, created=True)
-    action, patch = plan_quota(existing, "ml", "gpu-quota", {"nvidia.com/gpu": None}, "absent").quota_writes[KEY]
+    action, patch = plan_quota(existing, "ml", "gpu-quota", {"nvidia.com/gpu": None}, "absent").object_writes[KEY]
     assert action == "patch" and merge_patch(existing, patch)["spec"]["hard"] == {"pods": "10"}
     only = quota({"requests.nvidia.com/gpu": "2"}, created=True)
-    assert plan_quota(only, "ml", "gpu-quota", {"nvidia.com/gpu": 0}, "absent").quota_writes[KEY] == ("delete", None)
+    assert plan_quota(only, "ml", "gpu-quota", {"nvidia.com/gpu": 0}, "absent").object_writes[KEY] == ("delete", None)
     assert not plan_quota(None, "ml", "gpu-quota", {"nvidia.com/gpu": 0}, "absent").changed
 
 

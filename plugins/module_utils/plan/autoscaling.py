@@ -1,0 +1,393 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_autoscaling's plan: what the cluster autoscaler must know about GPU pools (reference section 5).
+
+OpenShift: each GPU MachineSet's node label ``cluster-api/accelerator``, its ``machine.openshift.io/GPU``
+annotation (physical GPUs per machine, read when it scales from zero) and zone label, a MachineAutoscaler
+targeting it, and the ClusterAutoscaler ``default``'s ``spec.resourceLimits.gpus`` entry of that type,
+expressed in physical GPUs (the autoscaler never sees time-slicing replicas). Other platforms: the node label
+their autoscaler reads for a pool's GPU type. Pure; every field not named here is left as it is.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+    ACCELERATOR_LABEL,
+    ACCELERATOR_VALUE_RE,
+    AUTOSCALER_GPU_LABEL,
+    CLUSTER_AUTOSCALER,
+    CLUSTER_AUTOSCALER_NAME,
+    MACHINE_AUTOSCALER,
+    MACHINESET,
+    MACHINESET_GPU_ANNOTATION,
+    MACHINESET_NODE_LABEL,
+    OPENSHIFT,
+    RECOMMENDED_DELAY_AFTER_ADD,
+    ZONE_LABEL,
+    parse_duration,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
+
+
+def suggested_accelerator(states):
+    """A GPU type for the autoscaler from the nodes' product label (``Tesla-T4`` -> ``tesla-t4``), else None."""
+    for state in states:
+        if state.base_product:
+            return re.sub(r"[^a-z0-9-]", "", state.base_product.lower().replace("nvidia-", "").replace("_", "-"))
+    return None
+
+
+def _meta(obj):
+    return obj.get("metadata") or {}
+
+
+def machineset_node_labels(machineset):
+    return ((((machineset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("metadata") or {}).get(
+        "labels"
+    ) or {}
+
+
+def machineset_zone(machineset):
+    """The zone a MachineSet's machines are created in, from its provider spec (AWS placement, GCP/Azure zone)."""
+    value = ((((machineset.get("spec") or {}).get("template") or {}).get("spec") or {}).get("providerSpec") or {}).get(
+        "value"
+    ) or {}
+    return (value.get("placement") or {}).get("availabilityZone") or value.get("zone") or None
+
+
+def is_gpu_machineset(machineset, states):
+    annotations = _meta(machineset).get("annotations") or {}
+    return (
+        ACCELERATOR_LABEL in machineset_node_labels(machineset)
+        or any(state.is_gpu_node for state in states)
+        or (annotations.get(MACHINESET_GPU_ANNOTATION) or "0") not in ("0", "")
+    )
+
+
+def targeting_autoscalers(machineset, machine_autoscalers):
+    """The MachineAutoscalers whose scaleTargetRef is this MachineSet."""
+    name, namespace = _meta(machineset).get("name"), _meta(machineset).get("namespace")
+    found = []
+    for autoscaler in machine_autoscalers:
+        target = (autoscaler.get("spec") or {}).get("scaleTargetRef") or {}
+        if (
+            target.get("name") == name
+            and target.get("kind", "MachineSet") == "MachineSet"
+            and _meta(autoscaler).get("namespace") == namespace
+        ):
+            found.append(autoscaler)
+    return found
+
+
+class AutoscalingRequest(object):
+    """gpu_autoscaling's options, checked before anything is read from the cluster."""
+
+    def __init__(self, params):
+        self.machinesets = params.get("machinesets")
+        self.accelerator = params.get("accelerator")
+        self.gpus_per_machine = params.get("gpus_per_machine")
+        self.min_replicas = params.get("min_replicas")
+        self.max_replicas = params.get("max_replicas")
+        self.gpu_limit = params.get("gpu_limit")
+        self.delay_after_add = params.get("delay_after_add")
+        self.zone_label = params.get("zone_label", True)
+        self.create_cluster_autoscaler = params.get("create_cluster_autoscaler", False)
+        self.validate()
+
+    def validate(self):
+        if self.accelerator is not None and not ACCELERATOR_VALUE_RE.match(self.accelerator):
+            raise GpuShareError(
+                "accelerator %r is not a GPU type the autoscaler accepts: letters, digits and dashes only, starting "
+                "and ending with a letter or digit (e.g. nvidia-t4; never nvidia.com/gpu)." % self.accelerator
+            )
+        if self.gpus_per_machine is not None and self.gpus_per_machine < 1:
+            raise GpuShareError("gpus_per_machine must be 1 or more (physical GPUs per machine).")
+        if self.min_replicas is not None and self.min_replicas < 0:
+            raise GpuShareError("min_replicas must be 0 or more.")
+        if self.max_replicas is not None and self.max_replicas < 1:
+            raise GpuShareError("max_replicas must be 1 or more.")
+        if None not in (self.min_replicas, self.max_replicas) and self.min_replicas > self.max_replicas:
+            raise GpuShareError(
+                "min_replicas (%d) is above max_replicas (%d)." % (self.min_replicas, self.max_replicas)
+            )
+        if self.gpu_limit is not None:
+            low, high = self.gpu_limit["min"], self.gpu_limit["max"]
+            if low < 0 or high < 1 or low > high:
+                raise GpuShareError(
+                    "gpu_limit needs 0 <= min <= max and max >= 1 (physical GPUs of this type in the cluster); "
+                    "got min=%d, max=%d." % (low, high)
+                )
+        if self.delay_after_add is not None and parse_duration(self.delay_after_add) is None:
+            raise GpuShareError(
+                "delay_after_add %r is not a duration: use Go's form, e.g. 15m, 1h or 10m30s." % self.delay_after_add
+            )
+
+
+def _object_key(kind, obj):
+    return (kind, _meta(obj).get("namespace"), _meta(obj)["name"])
+
+
+def _ref(key):
+    kind, namespace, name = key
+    return "%s/%s" % (kind, "%s/%s" % (namespace, name) if namespace else name)
+
+
+class _MachineSetPlan(object):
+    """One GPU MachineSet: the values it must carry and the MachineAutoscaler targeting it."""
+
+    def __init__(self, machineset, states, autoscalers, request):
+        self.machineset = machineset
+        self.name = _meta(machineset)["name"]
+        self.namespace = _meta(machineset).get("namespace")
+        self.states = states
+        self.autoscalers = autoscalers
+        labels = machineset_node_labels(machineset)
+        current = labels.get(ACCELERATOR_LABEL)
+        valid_current = current if current and ACCELERATOR_VALUE_RE.match(current) else None
+        self.accelerator = request.accelerator or valid_current or suggested_accelerator(states)
+        if self.accelerator is None:
+            raise GpuShareError(
+                "MachineSet %s/%s: no GPU type to give the autoscaler (no valid %s label and no GPU node to read the "
+                "product from): set accelerator, e.g. nvidia-t4." % (self.namespace, self.name, ACCELERATOR_LABEL)
+            )
+        annotations = _meta(machineset).get("annotations") or {}
+        annotated = annotations.get(MACHINESET_GPU_ANNOTATION) or ""
+        counted = max([state.count for state in states] or [0])
+        self.gpus_per_machine = request.gpus_per_machine or (
+            int(annotated) if annotated.isdigit() and int(annotated) > 0 else (counted or None)
+        )
+        self.min_replicas = request.min_replicas
+        self.max_replicas = request.max_replicas
+        if autoscalers:
+            spec = autoscalers[0].get("spec") or {}
+            self.min_replicas = spec.get("minReplicas") if self.min_replicas is None else self.min_replicas
+            self.max_replicas = spec.get("maxReplicas") if self.max_replicas is None else self.max_replicas
+        self.autoscaled = bool(autoscalers) or None not in (request.min_replicas, request.max_replicas)
+        if self.autoscaled and None not in (self.min_replicas, self.max_replicas):
+            if self.min_replicas > self.max_replicas:
+                raise GpuShareError(
+                    "MachineSet %s/%s: min_replicas %d would be above its MachineAutoscaler's maxReplicas %d; give "
+                    "both." % (self.namespace, self.name, self.min_replicas, self.max_replicas)
+                )
+        scales_from_zero = self.autoscaled and (self.min_replicas or 0) == 0
+        if scales_from_zero and self.gpus_per_machine is None:
+            raise GpuShareError(
+                "MachineSet %s/%s scales from zero and no node shows how many GPUs a machine has: set gpus_per_machine "
+                "(the %s annotation the autoscaler reads)." % (self.namespace, self.name, MACHINESET_GPU_ANNOTATION)
+            )
+        self.zone = machineset_zone(machineset) if request.zone_label and scales_from_zero else None
+
+    def machineset_write(self):
+        """(before, after, merge patch or None) of the MachineSet's fields this module owns."""
+        labels = machineset_node_labels(self.machineset)
+        annotations = _meta(self.machineset).get("annotations") or {}
+        wanted_labels = {ACCELERATOR_LABEL: self.accelerator}
+        if self.zone and ZONE_LABEL not in labels:
+            wanted_labels[ZONE_LABEL] = self.zone
+        wanted_annotations = {}
+        if self.gpus_per_machine is not None:
+            wanted_annotations[MACHINESET_GPU_ANNOTATION] = str(self.gpus_per_machine)
+        before = dict(("labels." + key, labels.get(key)) for key in wanted_labels)
+        before.update(("annotations." + key, annotations.get(key)) for key in wanted_annotations)
+        after = dict(("labels." + key, value) for key, value in wanted_labels.items())
+        after.update(("annotations." + key, value) for key, value in wanted_annotations.items())
+        patch = {}
+        changed_labels = dict((key, value) for key, value in wanted_labels.items() if labels.get(key) != value)
+        changed_annotations = dict(
+            (key, value) for key, value in wanted_annotations.items() if annotations.get(key) != value
+        )
+        if changed_labels:
+            patch["spec"] = {"template": {"spec": {"metadata": {"labels": changed_labels}}}}
+        if changed_annotations:
+            patch["metadata"] = {"annotations": changed_annotations}
+        return before, after, patch or None
+
+    def machine_autoscaler_write(self):
+        """(before, after, (action, body) or None) of the MachineAutoscaler targeting this MachineSet."""
+        if not self.autoscaled:
+            return None, None, None
+        after = {"minReplicas": self.min_replicas, "maxReplicas": self.max_replicas}
+        if not self.autoscalers:
+            body = {
+                "apiVersion": "%s/%s" % MACHINE_AUTOSCALER[:2],
+                "kind": "MachineAutoscaler",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": dict(
+                    after,
+                    scaleTargetRef={"apiVersion": "%s/%s" % MACHINESET[:2], "kind": "MachineSet", "name": self.name},
+                ),
+            }
+            return None, after, ("create", body)
+        spec = self.autoscalers[0].get("spec") or {}
+        before = {"minReplicas": spec.get("minReplicas"), "maxReplicas": spec.get("maxReplicas")}
+        changed = dict((key, value) for key, value in after.items() if before[key] != value)
+        return before, after, ("patch", {"spec": changed}) if changed else None
+
+    def physical_gpus_at_most(self):
+        return (self.gpus_per_machine or 0) * (self.max_replicas or 0)
+
+    def shared_ways(self):
+        return max([state.replicas for state in self.states] or [1])
+
+
+def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machine_autoscalers, nodes):
+    """The MachineSet, MachineAutoscaler and ClusterAutoscaler writes for the GPU MachineSets asked for."""
+    states_by_machineset = {}
+    for node in nodes:
+        owner = (_meta(node).get("labels") or {}).get(MACHINESET_NODE_LABEL)
+        if owner:
+            states_by_machineset.setdefault(owner, []).append(NodeGpuState.from_node(node))
+    by_name = dict((_meta(machineset)["name"], machineset) for machineset in machinesets)
+    if request.machinesets:
+        missing = sorted(set(request.machinesets) - set(by_name))
+        if missing:
+            raise GpuShareError(
+                "MachineSet(s) not found: %s (have: %s)." % (", ".join(missing), ", ".join(sorted(by_name)) or "none")
+            )
+        chosen = [by_name[name] for name in request.machinesets]
+    else:
+        chosen = [
+            machineset
+            for machineset in machinesets
+            if is_gpu_machineset(machineset, states_by_machineset.get(_meta(machineset)["name"], []))
+        ]
+        if not chosen:
+            raise GpuShareError(
+                "No GPU MachineSet found (none has a %s label, a %s annotation or GPU nodes): name them in "
+                "machinesets." % (ACCELERATOR_LABEL, MACHINESET_GPU_ANNOTATION)
+            )
+    pools = [
+        _MachineSetPlan(
+            machineset,
+            states_by_machineset.get(_meta(machineset)["name"], []),
+            targeting_autoscalers(machineset, machine_autoscalers),
+            request,
+        )
+        for machineset in chosen
+    ]
+    plan = ObjectWrites()
+    for pool in pools:
+        key = _object_key("MachineSet", pool.machineset)
+        before, after, patch = pool.machineset_write()
+        plan.before[_ref(key)], plan.after[_ref(key)] = before, after
+        if patch:
+            plan.object_writes[key] = ("patch", patch)
+        before, after, write = pool.machine_autoscaler_write()
+        if after is not None:
+            key = ("MachineAutoscaler", pool.namespace, pool.name)
+            if pool.autoscalers:
+                key = _object_key("MachineAutoscaler", pool.autoscalers[0])
+            plan.before[_ref(key)], plan.after[_ref(key)] = before, after
+            if write:
+                plan.object_writes[key] = write
+        else:
+            plan.warnings.append(
+                "MachineSet %s/%s has no MachineAutoscaler and min_replicas/max_replicas were not given: it is "
+                "labelled for the autoscaler but does not scale." % (pool.namespace, pool.name)
+            )
+        if pool.shared_ways() > 1:
+            plan.warnings.append(
+                "MachineSet %s/%s's GPUs are shared %d ways: the autoscaler counts physical GPUs, so its limits "
+                "below are physical GPUs and N GPUs serve N x %d pods (kubernetes/autoscaler #8129)."
+                % (pool.namespace, pool.name, pool.shared_ways(), pool.shared_ways())
+            )
+    autoscaled = [pool for pool in pools if pool.autoscaled]
+    if autoscaled:
+        _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled)
+    return plan
+
+
+def _gpu_limits(request, current_limits, pools):
+    """resourceLimits.gpus with one entry per pool GPU type: given, kept, or added as min 0 and max the physical
+    GPUs the pools of that type can reach."""
+    limits = [dict(entry) for entry in current_limits]
+    reach = {}
+    for pool in pools:
+        reach[pool.accelerator] = reach.get(pool.accelerator, 0) + pool.physical_gpus_at_most()
+    for accelerator in sorted(reach):
+        entry = next((entry for entry in limits if entry.get("type") == accelerator), None)
+        if entry is None:
+            entry = {"type": accelerator, "min": 0, "max": max(reach[accelerator], 1)}
+            limits.append(entry)
+        if request.gpu_limit is not None:
+            entry.update(min=request.gpu_limit["min"], max=request.gpu_limit["max"])
+    return limits
+
+
+def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools):
+    autoscaler = next((ca for ca in cluster_autoscalers if _meta(ca).get("name") == CLUSTER_AUTOSCALER_NAME), None)
+    key = ("ClusterAutoscaler", None, CLUSTER_AUTOSCALER_NAME)
+    spec = (autoscaler or {}).get("spec") or {}
+    current_limits = (spec.get("resourceLimits") or {}).get("gpus") or []
+    limits = _gpu_limits(request, current_limits, pools)
+    current_delay = (spec.get("scaleDown") or {}).get("delayAfterAdd")
+    if autoscaler is None:
+        if not request.create_cluster_autoscaler:
+            plan.warnings.append(
+                "There is no ClusterAutoscaler %s, so nothing scales: set create_cluster_autoscaler to create it with "
+                "the GPU limits and scaleDown.delayAfterAdd %s."
+                % (CLUSTER_AUTOSCALER_NAME, RECOMMENDED_DELAY_AFTER_ADD)
+            )
+            return
+        delay = request.delay_after_add or RECOMMENDED_DELAY_AFTER_ADD
+        body = {
+            "apiVersion": "%s/%s" % CLUSTER_AUTOSCALER[:2],
+            "kind": "ClusterAutoscaler",
+            "metadata": {"name": CLUSTER_AUTOSCALER_NAME},
+            "spec": {"resourceLimits": {"gpus": limits}, "scaleDown": {"enabled": True, "delayAfterAdd": delay}},
+        }
+        plan.before[_ref(key)] = None
+        plan.after[_ref(key)] = {"resourceLimits.gpus": limits, "scaleDown.delayAfterAdd": delay}
+        plan.object_writes[key] = ("create", body)
+        return
+    before = {"resourceLimits.gpus": current_limits}
+    after = {"resourceLimits.gpus": limits}
+    patch = {}
+    if limits != current_limits:
+        # The list is replaced whole: resourceVersion makes the write fail rather than drop an entry someone
+        # added since the read.
+        patch = {"metadata": {"resourceVersion": _meta(autoscaler)["resourceVersion"]}}
+        patch["spec"] = {"resourceLimits": {"gpus": limits}}
+    if request.delay_after_add is not None:
+        before["scaleDown.delayAfterAdd"] = current_delay
+        after["scaleDown.delayAfterAdd"] = request.delay_after_add
+        if current_delay != request.delay_after_add:
+            patch.setdefault("spec", {})["scaleDown"] = {"delayAfterAdd": request.delay_after_add}
+    plan.before[_ref(key)], plan.after[_ref(key)] = before, after
+    if patch:
+        plan.object_writes[key] = ("patch", patch)
+
+
+def plan_node_autoscaling_labels(request, platform, fleet, node_names):
+    """Platforms without MachineSets: the node label the platform's autoscaler reads for the GPU type."""
+    label = AUTOSCALER_GPU_LABEL.get(platform)
+    if label is None:
+        raise GpuShareError(
+            "The platform was not recognised (no OpenShift MachineSets, Scaleway or VKS node labels), so there is no "
+            "autoscaler GPU label to write; gpu_autoscaling knows OpenShift, Scaleway Kapsule and VNG Cloud VKS."
+        )
+    plan = ObjectWrites()
+    names = node_names if node_names is not None else fleet.gpu_node_names()
+    if not names:
+        raise GpuShareError("No GPU node to label: check the nodes option.")
+    not_gpu = sorted(name for name in names if not fleet.states[name].is_gpu_node)
+    if not_gpu:
+        raise GpuShareError("Not GPU nodes (no nvidia.com/gpu.present label): %s." % ", ".join(not_gpu))
+    for name in sorted(names):
+        accelerator = request.accelerator or suggested_accelerator([fleet.states[name]])
+        if accelerator is None:
+            raise GpuShareError("Node %s shows no GPU product label: set accelerator." % name)
+        plan.relabel(fleet, name, label, accelerator)
+    if plan.node_patches:
+        plan.warnings.append(
+            "Labels set on %s nodes are lost when the pool replaces a node: set %s in the pool's (node group's) "
+            "labels too, so new nodes come up with it." % (platform, label)
+        )
+    return plan

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_autoscaling: read the nodes and OpenShift's MachineSets and autoscalers, plan, write
+through the one writer."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
+    AutoscalingRequest,
+    plan_node_autoscaling_labels,
+    plan_openshift_autoscaling,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+    CLUSTER_AUTOSCALER,
+    MACHINE_AUTOSCALER,
+    MACHINESET,
+    OPENSHIFT,
+    detect_platform,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+
+
+def _in_namespace(objects, namespace):
+    return [obj for obj in objects if obj["metadata"].get("namespace") == namespace]
+
+
+def run_gpu_autoscaling(module):
+    kube = module.kube
+    params = module.params
+    request = AutoscalingRequest(params)
+    nodes = kube.list_nodes()[0]
+    machine_api_namespace = params["machine_api_namespace"]
+    machinesets = _in_namespace(kube.list_custom_objects(*MACHINESET), machine_api_namespace)
+    platform = detect_platform(nodes, machinesets)
+    if platform == OPENSHIFT:
+        if params["nodes"]:
+            raise GpuShareError(
+                "nodes is for platforms without MachineSets; on OpenShift choose the GPU pools with machinesets."
+            )
+        plan = plan_openshift_autoscaling(
+            request,
+            machinesets,
+            kube.list_custom_objects(*CLUSTER_AUTOSCALER),
+            _in_namespace(kube.list_custom_objects(*MACHINE_AUTOSCALER), machine_api_namespace),
+            nodes,
+        )
+    else:
+        if params["machinesets"]:
+            raise GpuShareError(
+                "machinesets were given but the cluster has no MachineSets in %s (platform: %s); choose nodes instead."
+                % (machine_api_namespace, platform or "not recognised")
+            )
+        plan = plan_node_autoscaling_labels(request, platform, Fleet(nodes), resolve_node_names(kube, params["nodes"]))
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    result = dict(
+        changed=plan.changed,
+        platform=platform,
+        autoscaling=plan.after,
+        diff=dict(before=plan.before, after=plan.after),
+    )
+    if plan.changed and not module.check_mode:
+        write_plan(kube, None, plan)
+    return result

@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_vgpu_licensing: read the policy and the licence object, plan, write through the one
+writer. Nothing it returns or raises carries the token."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.vgpu_licensing import SECRET, plan_vgpu_licensing
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+
+
+def run_gpu_vgpu_licensing(module):
+    kube = module.kube
+    params = module.params
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+    read = kube.get_secret if params["storage"] == SECRET else kube.get_config_map
+    existing = read(namespace=operator.namespace, name=params["name"])
+    plan = plan_vgpu_licensing(operator.policy, operator.namespace, existing, params)
+    for warning in plan.warnings:
+        module.ansible.warn(warning)
+    result = dict(
+        changed=plan.changed,
+        cluster_policy=operator.policy_name,
+        namespace=operator.namespace,
+        licensing_config=plan.after["licensingConfig"],
+        diff=dict(before=plan.before, after=plan.after),
+    )
+    if plan.changed and not module.check_mode:
+        write_plan(kube, operator, plan)
+    return result
