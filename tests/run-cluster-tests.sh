@@ -33,8 +33,10 @@ mkdir -p "$OUT" "$CLUSTERS"
 # The files of the openshift-mig and openshift-ready jobs; the openshift job runs every other one.
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py"
 READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
+    tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
-    tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py"
+    tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
+    tests/integration/test_gpu_nvidia_smi.py"
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2). Far from the defaults (23790, 16443) that a developer's own cluster uses.

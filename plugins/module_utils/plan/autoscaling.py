@@ -28,7 +28,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     MACHINESET,
     MACHINESET_GPU_ANNOTATION,
     MACHINESET_NODE_LABEL,
-    OPENSHIFT,
     RECOMMENDED_DELAY_AFTER_ADD,
     ZONE_LABEL,
     parse_duration,

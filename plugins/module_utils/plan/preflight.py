@@ -23,7 +23,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import re
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     GPU_TAINT_KEY,
