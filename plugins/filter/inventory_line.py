@@ -36,13 +36,22 @@ _value:
 """
 
 
+def allocatable_text(node):
+    """``gpu=4,mig-1g.10gb=7``: a node's allocatable ``nvidia.com/*`` resources, or ``-``."""
+    return (
+        ",".join(
+            "%s=%s" % (name[len("nvidia.com/") :], value)
+            for name, value in sorted((node.get("allocatable") or {}).items())
+        )
+        or "-"
+    )
+
+
 def inventory_line(node):
     mig = "-"
     if node.get("mig_capable"):
         mig = "%s/%s" % (node.get("mig_strategy") or "-", node.get("mig_config_state") or "-")
-    allocatable = ",".join(
-        "%s=%s" % (name[len("nvidia.com/") :], value) for name, value in sorted((node.get("allocatable") or {}).items())
-    )
+    allocatable = allocatable_text(node)
     return "%-16s %-32s %5s %8s %-13s %-15s %-18s %s" % (
         node.get("name"),
         node.get("product"),
@@ -51,7 +60,7 @@ def inventory_line(node):
         node.get("sharing_strategy"),
         mig,
         node.get("device_plugin_config") or "-",
-        allocatable or "-",
+        allocatable,
     )
 
 

@@ -123,6 +123,8 @@ PROFILE_ARG_SPEC = dict(
     nodes=NODES_SPEC,
     make_default=dict(type="bool", default=False),
     restart_device_plugin=dict(type="bool"),
+    drain=dict(type="bool", default=False),
+    force=dict(type="bool", default=True),
     **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(300)),
 )
 

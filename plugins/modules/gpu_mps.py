@@ -65,6 +65,7 @@ RETURN = r"""
 extends_documentation_fragment:
   - gpushare.k8s.operator
   - gpushare.k8s.device_plugin_profile
+  - gpushare.k8s.drain
 config:
   description: The device-plugin configuration written under I(config_key) (null when I(state=absent)).
   returned: always

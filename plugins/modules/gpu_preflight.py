@@ -83,6 +83,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+platform:
+  description:
+    - The platform recognised from the nodes' labels, OpenShift's MachineSets (read with the C(autoscaling) check)
+      or the ClusterPolicy's name (C(OpenShift), C(Scaleway Kapsule), C(VNG Cloud VKS)); null when none.
+  returned: always
+  type: str
+  sample: OpenShift
 cluster_policy:
   description: Name of the ClusterPolicy checked; null when the GPU Operator was not found.
   returned: always

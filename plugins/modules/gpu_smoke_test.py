@@ -145,8 +145,8 @@ pending:
   returned: always
   type: int
   sample: 3
-failed:
-  description: Replicas that failed.
+failed_replicas:
+  description: Replicas that failed (named so because a C(failed) key would fail the task).
   returned: always
   type: int
   sample: 0

@@ -26,7 +26,7 @@ def test_eleven_replicas_on_eight_slices_eight_run_and_three_stay_pending(run_mo
     shared = run_module("gpu_timeslicing", {"replicas": 4, "nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
     assert not shared.get("failed"), shared.get("msg")
     result = ok(run_module(MODULE, {"replicas": 11, "node_selector": T4, "workload_namespace": namespace}))
-    assert (result["running"], result["pending"], result["failed"]) == (8, 3, 0)
+    assert (result["running"], result["pending"], result["failed_replicas"]) == (8, 3, 0)
     [(reason, count)] = result["pending_reasons"].items()
     assert count == 3 and "Insufficient nvidia.com/gpu" in reason
     nodes = sorted(pod["node"] for pod in result["pods"] if pod["outcome"] == "got a slice")

@@ -538,3 +538,28 @@ def test_wait_timeout_says_what_each_node_still_shows(kube, run_module):
     assert healthy not in result["msg"]
     assert sorted(result["details"]["unmet"]) == [stuck]
     assert shares(4)(kube.node(healthy))
+
+
+@pytest.mark.profiles("scaleway")
+def test_force_false_refuses_while_a_gpu_pod_runs_and_drain_makes_way(
+    kube, run_module, api_client, namespace, audit_writes
+):
+    """Scaleway asks for no reconfiguration while GPU jobs run: force=false refuses (check mode too, no
+    write), drain evicts the pod, changes the node and uncordons it."""
+    from kubernetes import client
+    from workloads import gpu_pod
+
+    node = kube.gpu_nodes()[0]
+    gpu_pod(api_client, node, namespace)
+    args = {"replicas": 2, "nodes": {"names": [node]}, "force": False}
+    with audit_writes() as audit:
+        checked = run_module(MODULE, args, check=True)
+        refused = run_module(MODULE, args)
+    for result in (checked, refused):
+        assert result["failed"] and namespace + "/trainer" in result["msg"] and "drain=true" in result["msg"]
+    assert audit.writes == []
+    drained = run_module(MODULE, dict(args, drain=True))
+    assert drained["changed"] and drained["evicted"] == {node: [namespace + "/trainer"]}, drained["_stdout"]
+    assert drained["cordoned"] == [node] and not kube.node(node)["spec"].get("unschedulable")
+    assert client.CoreV1Api(api_client).list_namespaced_pod(namespace).items == []
+    assert labels(kube.node(node))["nvidia.com/gpu.replicas"] == "2"

@@ -150,5 +150,10 @@ def report(pods, replicas):
             )
         )
     return dict(
-        replicas=replicas, running=running, pending=pending, failed=failed, pending_reasons=reasons, pods=entries
+        replicas=replicas,
+        running=running,
+        pending=pending,
+        failed_replicas=failed,
+        pending_reasons=reasons,
+        pods=entries,
     )

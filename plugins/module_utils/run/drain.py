@@ -154,7 +154,8 @@ class GpuPodGuard(object):
         self.fleet = fleet
         self.names = names
         self.drain = drain
-        blocking = gpu_pods_in_the_way(kube, names)
+        # With force and no drain the pods change nothing: no need to list them.
+        blocking = {} if force and not drain else gpu_pods_in_the_way(kube, names)
         refuse_while_gpu_pods_run(blocking, drain, force, change)
         self.evicted = drain_report(blocking, drain)
         self.cordoned = []

@@ -13,6 +13,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     CLUSTER_AUTOSCALER,
     MACHINE_AUTOSCALER,
     MACHINESET,
+    detect_platform,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import (
     ERROR,
@@ -78,6 +79,7 @@ def run_gpu_preflight(module):
     )
     result = dict(
         changed=False,
+        platform=detect_platform(nodes, openshift.get("machinesets") or [], policy),
         cluster_policy=policy["metadata"]["name"] if policy else None,
         namespace=namespace,
         findings=findings,

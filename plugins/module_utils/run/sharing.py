@@ -27,6 +27,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import SharingRequest, plan_profile
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
@@ -81,29 +82,40 @@ def run_sharing_profile(module, method, default_key, resources=None):
     plan = plan_profile(request, operator.namespace, operator.policy, config_map, nodes)
     for warning in plan.warnings:
         module.ansible.warn(warning)
+    fleet = Fleet(nodes)
+    guard = GpuPodGuard(
+        kube, fleet, plan.changing_nodes(fleet), params["drain"], params["force"], change="profile change"
+    )
     result = new_result(
         operator,
         plan,
-        Fleet(nodes),
+        fleet,
         plan.expectations,
         config_map=config_map_name,
         config_key=key,
         config=config,
         restarted=plan.restart,
+        **guard.fields(),
     )
     if module.check_mode:
         return result
 
-    write_plan(kube, operator, plan)
-    if not (params["wait"] and plan.expectations):
+    def change():
+        write_plan(kube, operator, plan)
+        if not (params["wait"] and plan.expectations):
+            return {}
+        return wait_for_node_expectations(
+            kube,
+            plan,
+            params["wait_timeout"],
+            "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
+            listed=(nodes, nodes_version),
+        )
+
+    final = guard.run(module, change, params["wait_timeout"], "the profile change", params["wait"])
+    result.update(guard.fields())
+    if not final:
         return result
-    final = wait_for_node_expectations(
-        kube,
-        plan,
-        params["wait_timeout"],
-        "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
-        listed=(nodes, nodes_version),
-    )
     record_after(result, final)
     if method == METHOD_MPS and config is not None:
         # mps.capable=true on the nodes is what schedules the control daemon; wait for it too.

@@ -84,6 +84,6 @@ def test_settled_and_report():
     assert st.settled(replica("bound", node="gpu-t4-0")) == "Pending, on gpu-t4-0"
     assert st.settled(replica("restarted", node="gpu-t4-0", restarts=2)) is None
     result = st.report(pods, 11)
-    assert (result["running"], result["pending"], result["failed"]) == (8, 3, 0)
+    assert (result["running"], result["pending"], result["failed_replicas"]) == (8, 3, 0)
     assert result["pending_reasons"] == {REASON: 3}
     assert [p["outcome"] for p in result["pods"]].count("got a slice") == 8
