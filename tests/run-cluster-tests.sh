@@ -42,7 +42,8 @@ READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
-# (+1), scheduler (+2). Far from the defaults (23790, 16443) that a developer's own cluster uses.
+# (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a
+# developer's own cluster uses.
 declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=24590 [scaleway]=24890 [vks]=24990)
 declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [scaleway]=17543 [vks]=17643)
 
@@ -94,7 +95,7 @@ run_job() {
     if [ "$job" = "$profile" ] && { [ "$rc" = 0 ] || [ "$rc" = 5 ]; }; then
         # The scenario's prepare seeds the fleet afresh (GPUSHARE_CLUSTER_DIR), not from what the last test left.
         # The scenario works on whatever KUBECONFIG names: this profile's cluster, never the caller's.
-        if ! (cd "$REPO/extensions" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
+        if ! (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                 KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule" \
                 GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$profile" >>"$OUT/$job-molecule.log" 2>&1); then
             rc=1
