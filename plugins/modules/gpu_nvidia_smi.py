@@ -55,8 +55,8 @@ notes:
     namespace. Running a command is a C(create) of C(pods/exec) for C(kubectl exec); the websocket this module
     uses is authorized as C(get) before Kubernetes 1.30 and as C(create) from 1.30, so grant both verbs.
     Check mode runs the commands too: they only read."
-  - The API server relays pods/exec to the kubelet of the pod's node (port 10250); a control plane that
-    cannot reach it makes every node fail with a message saying so.
+  - The API server relays pods/exec to the kubelet of the pod's node (its kubelet port, 10250 by default); a
+    control plane that cannot reach it makes every node fail with a message saying so.
 """
 
 EXAMPLES = r"""

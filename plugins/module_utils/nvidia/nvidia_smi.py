@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What ``nvidia-smi -L`` and ``nvidia-smi mig -lgi`` print, parsed.
+"""What ``nvidia-smi -L`` and ``nvidia-smi mig -lgi`` print, parsed, and the operand pod of a node they run in.
 
 Pure: no I/O. The formats, as real GPUs print them (copies and their sources in
 ``tests/unit/plugins/module_utils/data/nvidia/README.md``):
@@ -34,6 +34,12 @@ import re
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import is_profile_string
 
+# The operator's driver DaemonSet; on OpenShift's Driver Toolkit path and with precompiled drivers it
+# makes one per kernel or RHCOS version, named with that version as a suffix, hence a prefix.
+DRIVER_DAEMONSET_PREFIX = "nvidia-driver-daemonset"
+# Where the driver is preinstalled on the host the operator runs no driver pod; its toolkit pod runs there.
+TOOLKIT_DAEMONSET = "nvidia-container-toolkit-daemonset"
+
 LIST_GPUS_COMMAND = ("nvidia-smi", "-L")
 LIST_GPU_INSTANCES_COMMAND = ("nvidia-smi", "mig", "-lgi")
 
@@ -52,6 +58,48 @@ _TABLE_HEADINGS = (
     re.compile(r"^ID\s+ID\s+Start:Size$"),
 )
 _GPU_INSTANCE_ROW = re.compile(r"^(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)$")
+
+
+def _owner_daemonset(pod):
+    for owner in pod["metadata"].get("ownerReferences") or []:
+        if owner.get("kind") == "DaemonSet":
+            return owner.get("name") or ""
+    return ""
+
+
+def nvidia_smi_pod(pods, node, namespace):
+    """The pod of ``pods`` (dicts, as the API lists them) to run nvidia-smi in on ``node``: the driver pod,
+    else the toolkit pod.
+
+    Raises GpuShareError naming the DaemonSets looked for when neither runs there, or the pod's phase
+    when the one found is not Running (a driver pod that is not running means no driver: the toolkit pod
+    would not see one either).
+    """
+    on_node = [
+        pod for pod in pods if pod["spec"].get("nodeName") == node and not pod["metadata"].get("deletionTimestamp")
+    ]
+    for matches in (
+        lambda owner: owner.startswith(DRIVER_DAEMONSET_PREFIX),
+        lambda owner: owner == TOOLKIT_DAEMONSET,
+    ):
+        candidates = sorted(
+            (pod for pod in on_node if matches(_owner_daemonset(pod))), key=lambda pod: pod["metadata"]["name"]
+        )
+        running = [pod for pod in candidates if (pod.get("status") or {}).get("phase") == "Running"]
+        if running:
+            return running[0]
+        if candidates:
+            pod = candidates[0]
+            raise GpuShareError(
+                "pod %s/%s on node %s is %s, not Running: nvidia-smi cannot run in it"
+                % (namespace, pod["metadata"]["name"], node, (pod.get("status") or {}).get("phase") or "not started")
+            )
+    raise GpuShareError(
+        "No pod of the DaemonSet %s (the operator's driver) or %s (preinstalled drivers) runs on node %s in "
+        "namespace %s: check that the GPU Operator deploys its operands there (the node's "
+        "nvidia.com/gpu.deploy.driver and nvidia.com/gpu.deploy.container-toolkit labels, taints and tolerations)."
+        % (DRIVER_DAEMONSET_PREFIX + "*", TOOLKIT_DAEMONSET, node, namespace)
+    )
 
 
 def _unexpected(command, number, line):

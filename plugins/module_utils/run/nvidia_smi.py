@@ -19,64 +19,17 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.nvidia_smi import (
     LIST_GPU_INSTANCES_COMMAND,
     LIST_GPUS_COMMAND,
+    nvidia_smi_pod,
     parse_gpu_instances,
     parse_gpu_list,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
 
-# The operator's driver DaemonSet; on OpenShift's Driver Toolkit path and with precompiled drivers it
-# makes one per kernel or RHCOS version, named with that version as a suffix, hence a prefix.
-DRIVER_DAEMONSET_PREFIX = "nvidia-driver-daemonset"
-# Where the driver is preinstalled on the host the operator runs no driver pod; its toolkit pod runs there.
-TOOLKIT_DAEMONSET = "nvidia-container-toolkit-daemonset"
-
 KUBELET_UNREACHABLE_HINT = (
     "The kubelet on that node did not answer (the API server could not connect to it: check the node's "
-    "address and port 10250 from the control plane); on the gpushare.k8s local test cluster nodes are "
-    "simulated and have no kubelet, so gpu_nvidia_smi cannot run there."
+    "address and kubelet port, status.daemonEndpoints.kubeletEndpoint, 10250 by default, from the control plane)."
 )
-
-
-def _owner_daemonset(pod):
-    for owner in pod["metadata"].get("ownerReferences") or []:
-        if owner.get("kind") == "DaemonSet":
-            return owner.get("name") or ""
-    return ""
-
-
-def nvidia_smi_pod(pods, node, namespace):
-    """The pod of ``pods`` to run nvidia-smi in on ``node``: the driver pod, else the toolkit pod.
-
-    Raises GpuShareError naming the DaemonSets looked for when neither runs there, or the pod's phase
-    when the one found is not Running (a driver pod that is not running means no driver: the toolkit pod
-    would not see one either).
-    """
-    on_node = [
-        pod for pod in pods if pod["spec"].get("nodeName") == node and not pod["metadata"].get("deletionTimestamp")
-    ]
-    for matches in (
-        lambda owner: owner.startswith(DRIVER_DAEMONSET_PREFIX),
-        lambda owner: owner == TOOLKIT_DAEMONSET,
-    ):
-        candidates = sorted(
-            (pod for pod in on_node if matches(_owner_daemonset(pod))), key=lambda pod: pod["metadata"]["name"]
-        )
-        running = [pod for pod in candidates if (pod.get("status") or {}).get("phase") == "Running"]
-        if running:
-            return running[0]
-        if candidates:
-            pod = candidates[0]
-            raise GpuShareError(
-                "pod %s/%s on node %s is %s, not Running: nvidia-smi cannot run in it"
-                % (namespace, pod["metadata"]["name"], node, (pod.get("status") or {}).get("phase") or "not started")
-            )
-    raise GpuShareError(
-        "No pod of the DaemonSet %s (the operator's driver) or %s (preinstalled drivers) runs on node %s in "
-        "namespace %s: check that the GPU Operator deploys its operands there (the node's "
-        "nvidia.com/gpu.deploy.driver and nvidia.com/gpu.deploy.container-toolkit labels, taints and tolerations)."
-        % (DRIVER_DAEMONSET_PREFIX + "*", TOOLKIT_DAEMONSET, node, namespace)
-    )
 
 
 def _output(result):

@@ -1,0 +1,246 @@
+"""The collection as users get it, without a cluster (``make test-package``): the tarball ``ansible-galaxy
+collection build`` makes, its offline install into a fresh path, ``ansible-doc`` from that copy, and the AWX
+execution environment (``ansible-builder create`` writes the build context only: no container engine is
+needed, none is here). The playbook run from the installed copy needs a cluster:
+``tests/integration/test_collection_package.py``.
+"""
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+import yaml
+from collection_package import (
+    DEPENDENCY_VERSIONS,
+    REPO,
+    VENV_BIN,
+    add_dependencies,
+    build,
+    galaxy,
+    install,
+    run,
+    tarball_name,
+)
+
+# What a tarball may hold at its top level; anything else (local state, tests, tooling) is a build_ignore miss.
+TOP_LEVEL = {
+    "MANIFEST.json",
+    "FILES.json",
+    "README.md",
+    "bindep.txt",
+    "changelogs",
+    "docs",
+    "extensions",
+    "meta",
+    "playbooks",
+    "plugins",
+    "requirements.txt",
+    "roles",
+    "tests",
+    "tools",
+}
+# Kept for tests/sanity/run.sh, which runs ansible-test sanity (shellcheck...) on the tarball; no test suite.
+TESTS_SHIPPED = {"tests/ansible.cfg", "tests/run-cluster-tests.sh"}
+LOCAL_STATE = {"__pycache__", ".pytest_cache", ".ansible", ".venv", ".build", ".git"}
+# Files of the working tree that must all be in the tarball (roles/ and playbooks/ as they are today).
+SHIPPED = ("plugins", "roles", "playbooks", "meta", "docs/AWX.md", "README.md", "requirements.txt", "bindep.txt")
+EE_FILES = (
+    "execution-environment.yml",
+    "ee/requirements.yml",
+    "requirements.txt",
+    "bindep.txt",
+    "tools/install_helm.py",
+)
+
+
+def read(*parts):
+    with open(os.path.join(REPO, *parts)) as stream:
+        return stream.read()
+
+
+def pins(text):
+    """``name==version`` lines of a requirements file, by lower-cased name."""
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#;]+)", line.strip())
+        if match:
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def repo_files(path):
+    """The working tree's files under ``path`` (or the file itself), relative to the repository, no caches."""
+    full = os.path.join(REPO, path)
+    if os.path.isfile(full):
+        return [path]
+    found = []
+    for root, dirs, files in os.walk(full):
+        dirs[:] = [name for name in dirs if name != "__pycache__"]
+        found.extend(os.path.relpath(os.path.join(root, name), REPO) for name in files if not name.endswith(".pyc"))
+    return found
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("package"))
+
+
+@pytest.fixture(scope="module")
+def tarball(work):
+    return build(os.path.join(work, "dist"))
+
+
+@pytest.fixture(scope="module")
+def installed(work, tarball):
+    """A fresh collections path holding the installed tarball and kubernetes.core, nothing else."""
+    path = os.path.join(work, "collections")
+    install(tarball, path, work)
+    return path
+
+
+# --- the tarball ------------------------------------------------------------------------------
+
+
+def test_tarball_holds_the_collection_and_nothing_else(tarball):
+    with tarfile.open(tarball) as archive:
+        names = [member.name for member in archive.getmembers() if member.isfile()]
+
+    assert set(name.split("/")[0] for name in names) <= TOP_LEVEL
+    strays = [
+        name
+        for name in names
+        if any(part in LOCAL_STATE or part.startswith(".cluster") for part in name.split("/"))
+        or fnmatch.fnmatch(name, "*.pyc")
+        or name.startswith(("testbed/", "benchmarks/", "context/", "ee/"))
+        or (name.startswith("tests/") and name not in TESTS_SHIPPED)
+    ]
+    assert strays == []
+    missing = sorted(set(path for shipped in SHIPPED for path in repo_files(shipped)) - set(names))
+    assert missing == []
+    assert any(fnmatch.fnmatch(name, "plugins/modules/gpu_*.py") for name in names)
+    assert "meta/runtime.yml" in names and "meta/execution-environment.yml" in names
+
+
+def test_manifest_declares_version_and_dependency(tarball):
+    with tarfile.open(tarball) as archive:
+        manifest = json.load(archive.extractfile("MANIFEST.json"))["collection_info"]
+
+    assert (manifest["namespace"], manifest["name"], manifest["version"]) == ("gpushare", "k8s", galaxy()["version"])
+    assert manifest["dependencies"] == galaxy()["dependencies"] == {"kubernetes.core": ">=5.0.0"}
+
+
+# --- the offline install ----------------------------------------------------------------------
+
+
+def test_offline_install_without_kubernetes_core_names_the_dependency(work, tarball):
+    empty = os.path.join(work, "empty")
+    command = ["ansible-galaxy", "collection", "install", "--offline", tarball, "-p", empty]
+    completed = run(command, empty, work, check=False)
+
+    assert completed.returncode != 0
+    assert "kubernetes.core:>=5.0.0 (dependency of gpushare.k8s:" in completed.stdout
+
+
+def test_offline_install_resolves_kubernetes_core_from_the_path(installed, work):
+    """The install checked every file against the tarball's FILES.json; this is what Ansible now sees."""
+    listed = run(["ansible-galaxy", "collection", "list", "--format", "json"], installed, work)
+
+    collections = json.loads(listed.stdout)
+    path = os.path.join(installed, "ansible_collections")
+    assert list(collections) == [path]
+    versions = dict((name, info["version"]) for name, info in collections[path].items())
+    assert versions == dict(DEPENDENCY_VERSIONS, **{"gpushare.k8s": galaxy()["version"]})
+
+
+def test_ansible_doc_renders_from_the_installed_copy_only(installed, work):
+    shown = run(["ansible-doc", "gpushare.k8s.gpu_info"], installed, work)
+
+    module_file = os.path.join(installed, "ansible_collections", "gpushare", "k8s", "plugins", "modules", "gpu_info.py")
+    assert "gpushare.k8s.gpu_info (%s)" % module_file in shown.stdout
+    assert "K8S_AUTH_API_KEY" in shown.stdout and "EXAMPLES:" in shown.stdout and "RETURN VALUES:" in shown.stdout
+
+
+# --- the execution environment ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ee_context(work, tarball):
+    """``ansible-builder create`` of a copy of the EE files with the fresh tarball next to them."""
+    source = os.path.join(work, "ee-source")
+    for path in EE_FILES:
+        os.makedirs(os.path.dirname(os.path.join(source, path)), exist_ok=True)
+        shutil.copy(os.path.join(REPO, path), os.path.join(source, path))
+    shutil.copy(tarball, source)
+    context = os.path.join(work, "ee-context")
+    command = [os.path.join(VENV_BIN, "ansible-builder"), "create", "--context", context]
+    command += ["--output-filename", "Containerfile", "--file", os.path.join(source, "execution-environment.yml")]
+    completed = subprocess.run(command, cwd=source, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert completed.returncode == 0, completed.stdout
+    assert "WARNING" not in completed.stdout, completed.stdout  # e.g. an additional_build_files miss
+    return context
+
+
+def test_pins_agree_with_the_tested_tool_chain():
+    dev, runtime = pins(read("requirements-dev.txt")), pins(read("requirements.txt"))
+    definition = yaml.safe_load(read("execution-environment.yml"))
+    requirements = yaml.safe_load(read("ee", "requirements.yml"))["collections"]
+
+    assert runtime == {"kubernetes": dev["kubernetes"], "pyyaml": dev["pyyaml"]}
+    assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + dev["ansible-core"]
+    assert re.match(r"^ansible-runner==[0-9.]+$", definition["dependencies"]["ansible_runner"]["package_pip"])
+    assert definition["options"]["tags"] == ["gpushare-ee:%s" % galaxy()["version"]]
+    assert requirements == [
+        {"name": "collections/" + tarball_name(), "type": "file"},
+        {"name": "kubernetes.core", "version": DEPENDENCY_VERSIONS["kubernetes.core"]},
+    ]
+
+
+def test_ee_build_context_installs_the_collection_its_requirements_and_helm(ee_context, tarball):
+    containerfile = read(ee_context, "Containerfile")
+    build_dir = os.path.join(ee_context, "_build")
+    definition = yaml.safe_load(read("execution-environment.yml"))
+    dependencies = definition["dependencies"]
+
+    assert 'ARG EE_BASE_IMAGE="%s"' % definition["images"]["base_image"]["name"] in containerfile
+    assert 'ARG PYCMD="/usr/bin/python3.12"' in containerfile
+    refs = (dependencies["ansible_core"]["package_pip"], dependencies["ansible_runner"]["package_pip"])
+    assert 'ARG ANSIBLE_INSTALL_REFS="%s %s"' % refs in containerfile
+    assert "ansible-galaxy collection install $ANSIBLE_GALAXY_CLI_COLLECTION_OPTS -r requirements.yml" in containerfile
+    assert "COPY _build/requirements.txt requirements.txt" in containerfile
+    assert "COPY _build/bindep.txt bindep.txt" in containerfile
+    assert "introspect.py introspect --user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
+    helm = "RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin"
+    assert containerfile.index("install-from-bindep") < containerfile.index(helm) < containerfile.index("USER 1000")
+    for name in ("requirements.txt", "bindep.txt"):
+        assert read(build_dir, name) == read(name)
+    assert read(build_dir, "tools", "install_helm.py") == read("tools", "install_helm.py")
+    with open(os.path.join(build_dir, "collections", tarball_name()), "rb") as copied, open(tarball, "rb") as built:
+        assert copied.read() == built.read()
+
+
+def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context, work):
+    """The galaxy stage's install, run here offline, then ansible-builder's introspection of its result:
+    what the builder stage pip-installs comes from meta/execution-environment.yml of each collection."""
+    collections = os.path.join(work, "ee-collections")
+    build_dir = os.path.join(ee_context, "_build")
+    install_args = ["--offline", "-r", "requirements.yml", "--collections-path", collections]
+    add_dependencies(collections)
+    run(["ansible-galaxy", "collection", "install"] + install_args, collections, work, cwd=build_dir)
+    command = [os.path.join(VENV_BIN, "ansible-builder"), "introspect", collections]
+    command += ["--user-pip", "requirements.txt", "--user-bindep", "bindep.txt"]
+    introspected = subprocess.run(command, cwd=build_dir, stdout=subprocess.PIPE, text=True, check=True)
+
+    found = yaml.safe_load(introspected.stdout)
+    # ansible-builder leaves out a collection's PyYAML (ansible-core brings it); the EE's own file pins it.
+    runtime = pins(read("requirements.txt"))
+    assert [line for line in found["python"] if "gpushare.k8s" in line] == [
+        "kubernetes==%s  # from collection gpushare.k8s" % runtime["kubernetes"]
+    ]
+    assert "PyYAML==%s  # from collection user" % runtime["pyyaml"] in found["python"]
+    assert any(line.endswith("# from collection kubernetes.core") for line in found["python"])
+    assert not any("gpushare.k8s" in line for line in found.get("system") or [])  # bindep.txt: comments only
