@@ -52,6 +52,8 @@ for profile in $PROFILES; do
     [ "$profile" = openshift ] && JOBS="$JOBS openshift-mig openshift-ready"
     JOBS="$JOBS $profile"
 done
+# The fleet job starts its own three clusters (tests/fleet), one per profile, on ports of its own.
+[ -z "${GPUSHARE_PROFILES:-}" ] && JOBS="fleet $JOBS"
 
 cluster() {
     local job=$1
@@ -62,7 +64,7 @@ cluster() {
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 stop_all() {
-    for job in $JOBS; do cluster "$job" down >/dev/null 2>&1; done
+    for job in $JOBS; do [ "$job" = fleet ] || cluster "$job" down >/dev/null 2>&1; done
 }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
@@ -73,6 +75,14 @@ run_job() {
     shift
     local profile=${job%-*} dir="$CLUSTERS/$job" started rc summary paths
     started=$(date +%s)
+    if [ "$job" = fleet ]; then
+        GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" "$PY" -u -m pytest tests/fleet -p no:cacheprovider -q -rfEs \
+            --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
+        rc=$?
+        summary=$(grep -E '(passed|failed|error|skipped|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
+        echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$job.status"
+        return
+    fi
     cluster "$job" down >/dev/null 2>&1
     if ! cluster "$job" up --profile "$profile" >"$OUT/$job-cluster.log" 2>&1; then
         echo "1 $(($(date +%s) - started)) the cluster did not start (see $OUT/$job-cluster.log)" >"$OUT/$job.status"

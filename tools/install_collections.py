@@ -8,7 +8,8 @@
 Ansible Galaxy is not reachable from the machines this project is tested on; PyPI is. The PyPI package
 ``ansible`` (14.5.0, pinned with its SHA-256) bundles kubernetes.core 6.6.0: its wheel is downloaded once
 (``pip download --no-deps``, so the pinned ansible-core is left alone) and ``kubernetes.core`` is unpacked into
-``<dest>/ansible_collections/kubernetes/core``. Running it again with that version in place does nothing.
+``<dest>/ansible_collections/kubernetes/core`` (with ``--with-test-collections``, ansible.posix too, for the
+tests). Running it again with those versions in place does nothing.
 """
 
 import argparse
@@ -28,6 +29,8 @@ WHEEL_FILE = "ansible-14.5.0-py3-none-any.whl"
 WHEEL_SHA256 = "245623ccc2d31d0f6f4bdb63168d550cad305fb032cc43d96e8f61ce8ab0ba84"
 # namespace.name -> the version the wheel carries (galaxy.yml's dependencies must accept it).
 COLLECTIONS = {"kubernetes.core": "6.6.0"}
+# What only the tests use (--with-test-collections): ansible.posix's json callback reads a fleet run's results.
+TEST_COLLECTIONS = {"ansible.posix": "2.2.2"}
 
 
 def sha256_of(path):
@@ -59,8 +62,8 @@ def installed_version(target):
         return None
 
 
-def install(dest, cache):
-    for name, version in sorted(COLLECTIONS.items()):
+def install(dest, cache, collections):
+    for name, version in sorted(collections.items()):
         namespace, collection = name.split(".")
         target = os.path.join(dest, "ansible_collections", namespace, collection)
         if installed_version(target) == version:
@@ -84,8 +87,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dest", default=os.path.join(REPO, ".build"))
     parser.add_argument("--cache", default=DEFAULT_CACHE)
+    parser.add_argument("--with-test-collections", action="store_true", help="also " + ", ".join(TEST_COLLECTIONS))
     args = parser.parse_args(argv)
-    install(args.dest, args.cache)
+    install(args.dest, args.cache, dict(COLLECTIONS, **(TEST_COLLECTIONS if args.with_test_collections else {})))
 
 
 if __name__ == "__main__":
