@@ -52,9 +52,17 @@ cluster-down:
 cluster-status:
 	@$(PY) testbed/cluster.py status
 
+# The OpenShift story through the openshift role on the local cluster (left running), then the fleet playbook
+# over three clusters at once, one per platform (.cluster-fleet, stopped at the end).
+FLEET_INVENTORY := $(REPO)/.cluster-fleet/fleet.yml
 demo: venv
-	$(PY) testbed/cluster.py up --profile $(PROFILE)
-	KUBECONFIG=$(KUBECONFIG_LOCAL) $(VENV)/bin/ansible-playbook playbooks/demo.yml -e gpushare_demo_profile=$(PROFILE)
+	$(PY) testbed/cluster.py up --profile openshift
+	KUBECONFIG=$(KUBECONFIG_LOCAL) $(VENV)/bin/ansible-playbook playbooks/demo.yml
+	$(PY) -m testbed.fleet up
+	$(PY) -m testbed.fleet inventory $(FLEET_INVENTORY)
+	$(VENV)/bin/ansible-playbook -i $(FLEET_INVENTORY) playbooks/timeslicing.yml -e gpushare_clusters=all; rc=$$?; \
+	  $(VENV)/bin/ansible-playbook -i $(FLEET_INVENTORY) playbooks/reset.yml -e gpushare_clusters=all || rc=1; \
+	  $(PY) -m testbed.fleet down; exit $$rc
 
 test-unit: venv
 	$(PY) -m pytest tests/unit -q

@@ -13,24 +13,14 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 from kubernetes import client, config
 
+from testbed import fleet as local_fleet
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLEET_DIR = os.environ.get("GPUSHARE_FLEET_DIR") or os.path.join(REPO, ".cluster-tests", "fleet")
-# profile -> (inventory host, etcd client port, apiserver port): a block of ports no other test job uses.
-CLUSTERS = {
-    "openshift": ("ocp-lab", 25090, 18743),
-    "scaleway": ("kapsule-par", 25190, 18843),
-    "vks": ("vks-hcm", 25290, 18943),
-}
+CLUSTERS = local_fleet.CLUSTERS
 BROKEN_HOST = "vks-broken"
-# What each cluster's playbook variables select: the nodes the run time-slices.
-HOST_VARS = {
-    "openshift": {"openshift_machinesets": ["gpushare-ocp-gpu-t4-us-east-1a"]},
-    "scaleway": {"scaleway_pool": "gpu-h100"},
-    "vks": {},
-}
+# The nodes each cluster's role variables (testbed/fleet.py's HOST_VARS) select: what the run time-slices.
 CHANGED_SELECTOR = {
     "openshift": "machine.openshift.io/cluster-api-machineset=gpushare-ocp-gpu-t4-us-east-1a",
     "scaleway": "k8s.scaleway.com/pool-name=gpu-h100",
@@ -38,77 +28,14 @@ CHANGED_SELECTOR = {
 }
 
 
-def cluster_command(profile, *args):
-    """``testbed/cluster.py <args>`` for the profile's cluster of the fleet, started (a Popen)."""
-    _host, etcd_port, apiserver_port = CLUSTERS[profile]
-    env = dict(
-        os.environ,
-        GPUSHARE_CLUSTER_DIR=os.path.join(FLEET_DIR, profile),
-        GPUSHARE_ETCD_PORT=str(etcd_port),
-        GPUSHARE_APISERVER_PORT=str(apiserver_port),
-    )
-    return subprocess.Popen(
-        [sys.executable, os.path.join(REPO, "testbed", "cluster.py")] + list(args),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def on_every_cluster(action):
-    """``cluster.py up`` (each with its profile) or ``down`` for the three clusters at once; failures raised."""
-    commands = dict(
-        (profile, cluster_command(profile, *(("up", "--profile", profile) if action == "up" else (action,))))
-        for profile in CLUSTERS
-    )
-    outputs = dict((profile, command.communicate()[0]) for profile, command in commands.items())
-    failed = dict((profile, outputs[profile]) for profile, command in commands.items() if command.returncode)
-    assert not failed, failed
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    """The inventory file of the three clusters and the broken host; the clusters run until the module ends."""
+    """The inventory of the three clusters and the broken host; the clusters run until the module ends."""
     try:
-        on_every_cluster("up")
-        folder = tmp_path_factory.mktemp("fleet")
-        broken_kubeconfig = folder / "broken-kubeconfig"
-        broken_kubeconfig.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [{"name": "gone", "cluster": {"server": "https://127.0.0.1:1"}}],
-                    "users": [{"name": "nobody", "user": {"token": "none"}}],
-                    "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "nobody"}}],
-                    "current-context": "gone",
-                }
-            )
-        )
-        groups = {}
-        for profile, (host, _etcd, _apiserver) in CLUSTERS.items():
-            host_vars = dict(HOST_VARS[profile], gpushare_kubeconfig=kubeconfig(profile))
-            groups.setdefault(profile, {"hosts": {}})["hosts"][host] = host_vars
-        groups["vks"]["hosts"][BROKEN_HOST] = {"gpushare_kubeconfig": str(broken_kubeconfig)}
-        inventory = folder / "fleet.yml"
-        inventory.write_text(
-            yaml.safe_dump(
-                {
-                    "all": {
-                        "children": groups,
-                        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
-                    }
-                }
-            )
-        )
-        yield str(inventory)
+        assert local_fleet.on_every_cluster("up") == {}
+        yield local_fleet.write_inventory(str(tmp_path_factory.mktemp("fleet") / "fleet.yml"), BROKEN_HOST)
     finally:
-        on_every_cluster("down")
-
-
-def kubeconfig(profile):
-    return os.path.join(FLEET_DIR, profile, "kubeconfig")
+        local_fleet.on_every_cluster("down")
 
 
 def run_playbook(inventory, playbook, *args):
@@ -158,7 +85,7 @@ def summary_lines(report):
 
 
 def gpu_nodes(profile):
-    api = config.new_client_from_config(config_file=kubeconfig(profile))
+    api = config.new_client_from_config(config_file=local_fleet.kubeconfig(profile))
     try:
         return client.CoreV1Api(api).list_node(label_selector=CHANGED_SELECTOR[profile]).items
     finally:
