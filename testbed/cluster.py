@@ -34,6 +34,8 @@ ETCD_PEER_PORT = ETCD_CLIENT_PORT + 10
 APISERVER_PORT = int(os.environ.get("GPUSHARE_APISERVER_PORT", "16443"))
 CONTROLLER_MANAGER_PORT = APISERVER_PORT + 1
 SCHEDULER_PORT = APISERVER_PORT + 2
+# The simulated kubelets' exec endpoint (testbed/simulator/kubelet_exec.py derives it the same way).
+KUBELET_PORT = APISERVER_PORT + 3
 SERVER = "https://127.0.0.1:%d" % APISERVER_PORT
 START_TIMEOUT = 120
 
@@ -172,6 +174,9 @@ def prepare_state():
     issue_certificate("simulator", "/CN=%s/O=system:masters" % SIMULATOR_USER)
     issue_certificate("controller-manager", "/CN=%s" % CONTROLLER_MANAGER_USER)
     issue_certificate("scheduler", "/CN=%s" % SCHEDULER_USER)
+    # The simulated kubelets serve exec with the first; the API server shows them the second.
+    issue_certificate("kubelet", "/CN=gpushare-simulated-kubelet", server=True)
+    issue_certificate("apiserver-kubelet-client", "/CN=kube-apiserver-kubelet-client")
     openssl("genrsa", "-out", os.path.join(PKI, "sa.key"), "2048")
     openssl("rsa", "-in", os.path.join(PKI, "sa.key"), "-pubout", "-out", os.path.join(PKI, "sa.pub"))
 
@@ -330,6 +335,12 @@ def apiserver_argv(bin_dir):
         # Loopback only: there is no endpoint worth reconciling for the kubernetes Service.
         "--endpoint-reconciler-type=none",
         "--allow-privileged=true",
+        # pods/exec reaches the node's kubelet at its InternalIP (127.0.0.1 on every seeded node, where the
+        # simulator serves exec), verified against the cluster CA.
+        "--kubelet-preferred-address-types=InternalIP",
+        "--kubelet-certificate-authority=" + os.path.join(PKI, "ca.crt"),
+        "--kubelet-client-certificate=" + os.path.join(PKI, "apiserver-kubelet-client.crt"),
+        "--kubelet-client-key=" + os.path.join(PKI, "apiserver-kubelet-client.key"),
         "--audit-log-path=" + state_path("audit.log"),
         "--audit-policy-file=" + state_path("audit-policy.yaml"),
         "--audit-log-format=json",
@@ -392,6 +403,12 @@ def simulator_argv(step_delay):
         str(step_delay),
         "--ready-file",
         state_path("simulator.ready"),
+        "--kubelet-cert",
+        os.path.join(PKI, "kubelet.crt"),
+        "--kubelet-key",
+        os.path.join(PKI, "kubelet.key"),
+        "--client-ca",
+        os.path.join(PKI, "ca.crt"),
     ]
 
 
@@ -469,6 +486,8 @@ def up(profile, nodes, step_delay):
             os.remove(ready_file)
         process = start_process("simulator", simulator_argv(step_delay), env=python_env())
         wait_until("simulator", process, lambda: os.path.exists(ready_file))
+        with open(state_path("kubelet-port"), "w") as f:
+            f.write(str(KUBELET_PORT))
     log("cluster up (%s profile) in %.1fs" % (profile, time.monotonic() - started))
     print("export KUBECONFIG=%s" % state_path("kubeconfig"))
 

@@ -1,11 +1,16 @@
 """Seed the local cluster with a platform's simulated GPU fleet (reference file, section 5).
 
-    python -m testbed.seed --kubeconfig K [--profile openshift|scaleway|vks] [--nodes N]
+    python -m testbed.seed --kubeconfig K [--profile openshift|scaleway|vks] [--nodes N] [--without-operator]
 
 Creates, or replaces with their seeded state, the operator's namespace, the ClusterPolicy CRD and
 policy, the operand DaemonSets, the shipped MIG ConfigMap, GPU nodes labelled as GPU Feature
 Discovery would label them, two CPU-only nodes and, on OpenShift, the MachineSet and autoscaler
 objects. ``reset`` puts a seeded cluster back to that state between tests.
+
+``--without-operator`` seeds the fleet as it is before anyone installed NVIDIA's operator: the GPU nodes
+carry their hardware and taint but no NVIDIA label or resource, and there is no ClusterPolicy, CRD, operand
+or NFD worker (what a Helm install of ``testbed/charts/gpu-operator`` then brings, see
+``testbed/simulator/gpu_operator.py``).
 """
 
 import argparse
@@ -18,24 +23,24 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator import gpu_operator, mig_parted, nvml
+from testbed.simulator import gpu_operator, nvml
+from testbed.simulator.gpu_operator import GPU_TOLERATION
 from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict
 from testbed.simulator.kubelet import healthy_conditions
+from testbed.simulator.kubelet_exec import KUBELET_ADDRESS, kubelet_port
 from testbed.simulator.names import (
     APPLIED_ANNOTATION,
     DEFAULT_MIG_CONFIGMAP,
-    DEPLOY_LABEL_PREFIX,
-    DEPLOYED_COMPONENTS,
     DEVICE_PLUGIN_DAEMONSET,
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     HARDWARE_ANNOTATION,
-    MIG_CONFIG_KEY,
     MIG_CONFIG_LABEL,
     MIG_STATE_LABEL,
-    MPS_CONTROL_DAEMONSET,
+    NFD_NVIDIA_PCI_LABEL,
     NODE_EVENT_NAMESPACE,
     OPERAND_DAEMONSETS,
+    OPERATOR_DEPLOYMENT_SELECTOR,
 )
 from testbed.simulator.nodes import fresh_applied, render
 
@@ -43,7 +48,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SEED_THREADS = 16
 CONFLICT_RETRIES = 10
 GPU_TAINT = {"key": GPU_RESOURCE, "effect": "NoSchedule"}
-GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+# Helm keeps a release's record in Secrets of this type in the release's namespace.
+HELM_RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 
 
 class NodePool(object):
@@ -180,19 +186,7 @@ PROFILES = {
     ),
 }
 
-OPERAND_IMAGES = {
-    "nvidia-driver-daemonset": "nvcr.io/nvidia/driver:550.127.08",
-    "nvidia-container-toolkit-daemonset": "nvcr.io/nvidia/k8s/container-toolkit:v1.17.0",
-    DEVICE_PLUGIN_DAEMONSET: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
-    "gpu-feature-discovery": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
-    "nvidia-mig-manager": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.10.0",
-    "nvidia-dcgm-exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0",
-    MPS_CONTROL_DAEMONSET: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
-    "nvidia-operator-validator": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0",
-}
 NFD_IMAGE = "registry.k8s.io/nfd/node-feature-discovery:v0.16.6"
-# Node Feature Discovery labels nodes with an NVIDIA PCI device (vendor 0x10de) so.
-NFD_NVIDIA_PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 # The gpu-operator Helm chart's values for its NFD dependency (node-feature-discovery.worker.tolerations).
 HELM_NFD_TOLERATIONS = [
     {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
@@ -284,28 +278,6 @@ def cluster_policy(profile):
     }
 
 
-def operand_daemonset(profile, name, policy):
-    component = OPERAND_DAEMONSETS[name]
-    selector = {"nvidia.com/mps.capable": "true"} if component is None else {DEPLOY_LABEL_PREFIX + component: "true"}
-    pod_spec = {
-        "nodeSelector": selector,
-        "tolerations": copy.deepcopy(policy["spec"]["daemonsets"]["tolerations"]),
-        "containers": [{"name": name, "image": OPERAND_IMAGES[name]}],
-    }
-    if name == DEVICE_PLUGIN_DAEMONSET:
-        pod_spec = gpu_operator.with_plugin_env(pod_spec, gpu_operator.desired_plugin_env(policy))
-    labels = {"app": name, "app.kubernetes.io/part-of": "nvidia-gpu"}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": profile.operator_namespace, "labels": labels},
-        "spec": {
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-        },
-    }
-
-
 def nfd_worker_daemonset(profile):
     """Node Feature Discovery's worker, on every node: OpenShift's NFD operator's, else the operator's Helm chart's."""
     if profile.name == "openshift":
@@ -337,16 +309,6 @@ def nfd_worker_daemonset(profile):
                 },
             },
         },
-    }
-
-
-def default_mig_configmap(profile):
-    """The ConfigMap the operator ships (``default-mig-parted-config``): NVIDIA's 81 configs, as they are."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": profile.operator_namespace},
-        "data": {MIG_CONFIG_KEY: mig_parted.shipped_config_yaml()},
     }
 
 
@@ -382,8 +344,13 @@ def fleet(profile, gpu_nodes=None):
     ]
 
 
-def node_body(profile, name, pool, address, daemonset):
-    """A Node as a kubelet registers it and GFD, the device plugin and the operator label it."""
+def node_body(profile, name, pool, port, daemonset):
+    """A Node as a kubelet registers it and GFD, the device plugin and the operator label it.
+
+    Its kubelet is the simulator's exec endpoint: the API server reaches it at the InternalIP and ``port``.
+
+    ``daemonset`` is the device plugin's; None seeds the node as it is before the operator was installed.
+    """
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -403,27 +370,23 @@ def node_body(profile, name, pool, address, daemonset):
     taints = []
     if pool.product:
         hardware = hardware_of(profile, pool.product, pool.gpus, pool.machine)
+        annotations[HARDWARE_ANNOTATION] = json.dumps(hardware, sort_keys=True)
+        taints.append(dict(GPU_TAINT))
+        if daemonset is not None or profile.name == "openshift":  # OpenShift's NFD is not the operator chart's
+            labels[NFD_NVIDIA_PCI_LABEL] = "true"
+    if pool.product and daemonset is not None:
         mig_capable = nvml.gpu(pool.product).mig_capable
         applied = fresh_applied(hardware, daemonset, "all-disabled" if mig_capable else None)
         view = render(hardware, applied["migLayout"], applied["migStrategy"], None)
         labels.update(view.labels)
         labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
         labels[GPU_PRESENT_LABEL] = "true"
-        labels[NFD_NVIDIA_PCI_LABEL] = "true"
-        labels.update(
-            {
-                DEPLOY_LABEL_PREFIX + component: "true"
-                for component in DEPLOYED_COMPONENTS
-                if component != "mig-manager" or mig_capable
-            }
-        )
+        labels.update(gpu_operator.deploy_labels(mig_capable))
         if mig_capable:
             labels.update({MIG_CONFIG_LABEL: "all-disabled", MIG_STATE_LABEL: "success"})
         capacity.update(view.capacity)
         allocatable.update(view.allocatable)
-        annotations[HARDWARE_ANNOTATION] = json.dumps(hardware, sort_keys=True)
         annotations[APPLIED_ANNOTATION] = json.dumps(applied, sort_keys=True)
-        taints.append(dict(GPU_TAINT))
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -433,8 +396,8 @@ def node_body(profile, name, pool, address, daemonset):
             "capacity": capacity,
             "allocatable": allocatable,
             "conditions": healthy_conditions(),
-            "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "addresses": [{"type": "InternalIP", "address": KUBELET_ADDRESS}, {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
             "nodeInfo": {
                 "machineID": name,
                 "systemUUID": name,
@@ -601,13 +564,21 @@ class Writer(object):
         )[0]
 
     def daemonset(self, body):
+        """Create or replace; one of another shape (a Helm install's NFD worker has the NFD chart's selector,
+        which a replace cannot change) is deleted and created again."""
         apps, scope = self.kube.apps, {"namespace": body["metadata"]["namespace"]}
-        return self._apply(
+        calls = (
             _bind(apps.create_namespaced_daemon_set, scope),
             _bind(apps.read_namespaced_daemon_set, scope),
             _bind(apps.replace_namespaced_daemon_set, scope),
-            body,
-        )[0]
+        )
+        try:
+            return self._apply(*calls, copy.deepcopy(body))[0]
+        except ApiException as exc:
+            if exc.status != 422:
+                raise
+        _delete_if_exists(apps.delete_namespaced_daemon_set, body["metadata"]["name"], scope["namespace"])
+        return self._apply(*calls, body)[0]
 
     def node(self, body):
         """Nodes keep their status on create but not on replace, which needs the status subresource.
@@ -688,16 +659,19 @@ def wait_for(predicate, what, timeout=30.0):
 # seed and reset -------------------------------------------------------------------------------
 
 
-def seed(api_client, profile, nodes=None):
-    """Create or replace everything the profile has; returns the number of nodes seeded."""
+def seed(api_client, profile, nodes=None, operator=True):
+    """Create or replace everything the profile has (without its operator when ``operator`` is false, see the
+    module's doc); returns the number of nodes seeded."""
     profile = PROFILES[profile]
     writer = Writer(Kube(api_client))
     for namespace in profile.namespaces:
         writer.namespace(namespace)
-    for definition in [CLUSTER_POLICY_CRD] + (OPENSHIFT_CRDS if profile.name == "openshift" else []):
+    for definition in ([CLUSTER_POLICY_CRD] if operator else []) + (
+        OPENSHIFT_CRDS if profile.name == "openshift" else []
+    ):
         writer.crd(definition)
     members = fleet(profile, nodes)
-    daemonset = _seed_operator(writer, profile)
+    daemonset = _seed_operator(writer, profile) if operator else _delete_operator(writer.kube, profile)
     _seed_nodes(writer, profile, members, daemonset)
     if profile.name == "openshift":
         for group, version, plural, body in openshift_objects(members):
@@ -706,7 +680,9 @@ def seed(api_client, profile, nodes=None):
 
 
 def _seed_operator(writer, profile):
-    """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap; returns the plugin's DaemonSet."""
+    """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap, and no operator Deployment (the
+    seeded operands stay as the tests leave them); returns the plugin's DaemonSet."""
+    _delete_operator_install(writer.kube, profile)
     policy = cluster_policy(profile)
     stored = writer.custom(
         CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], copy.deepcopy(policy)
@@ -719,20 +695,50 @@ def _seed_operator(writer, profile):
         {"status": {"state": "ready", "namespace": profile.operator_namespace}},
         _content_type="application/merge-patch+json",
     )
-    daemonsets = {name: writer.daemonset(operand_daemonset(profile, name, policy)) for name in OPERAND_DAEMONSETS}
+    namespace = profile.operator_namespace
+    daemonsets = {
+        name: writer.daemonset(gpu_operator.operand_daemonset(namespace, name, policy)) for name in OPERAND_DAEMONSETS
+    }
     writer.daemonset(nfd_worker_daemonset(profile))
-    writer.configmap(default_mig_configmap(profile))
+    writer.configmap(gpu_operator.default_mig_configmap(namespace))
     return daemonsets[DEVICE_PLUGIN_DAEMONSET]
+
+
+def _delete_operator_install(kube, profile):
+    """Delete what a Helm install of the operator (``testbed/charts/gpu-operator``) leaves that seeding does not
+    replace: its Deployment, while which the simulator plays the operator, and Helm's release records."""
+    namespace = profile.operator_namespace
+    kube.apps.delete_collection_namespaced_deployment(
+        namespace, label_selector=OPERATOR_DEPLOYMENT_SELECTOR, _preload_content=False
+    )
+    kube.core.delete_collection_namespaced_secret(
+        namespace, field_selector="type=" + HELM_RELEASE_SECRET_TYPE, _preload_content=False
+    )
+
+
+def _delete_operator(kube, profile):
+    """Delete the operator's install: Deployment, Helm records, CRD (and so every ClusterPolicy), operands,
+    the chart's NFD worker, the MIG ConfigMap. Returns None: no device plugin DaemonSet."""
+    _delete_operator_install(kube, profile)
+    api, name = kube.extensions, CLUSTER_POLICY_CRD["metadata"]["name"]
+    if _exists(api.read_custom_resource_definition, name):
+        api.delete_custom_resource_definition(name, _preload_content=False)
+        # Until it is gone, Helm would skip installing the chart's CRD and its policy would go with this one.
+        wait_for(lambda: not _exists(api.read_custom_resource_definition, name), "CRD %s to be deleted" % name)
+    namespace = profile.operator_namespace
+    daemonsets = list(OPERAND_DAEMONSETS)
+    if profile.name != "openshift":  # OpenShift's NFD worker belongs to its NFD operator
+        daemonsets.append(nfd_worker_daemonset(profile)["metadata"]["name"])
+    for daemonset in daemonsets:
+        _delete_if_exists(kube.apps.delete_namespaced_daemon_set, daemonset, namespace)
+    _delete_if_exists(kube.core.delete_namespaced_config_map, DEFAULT_MIG_CONFIGMAP, namespace)
+    return None
 
 
 def _seed_nodes(writer, profile, members, daemonset):
     """Create or replace the fleet's nodes in parallel and delete any other node."""
-    bodies = [
-        node_body(
-            profile, name, pool, "10.%d.%d.%d" % (10 + index // 65024, index // 254 % 256, index % 254 + 1), daemonset
-        )
-        for index, (name, pool) in enumerate(members)
-    ]
+    port = kubelet_port(writer.kube.api_client.configuration.host)
+    bodies = [node_body(profile, name, pool, port, daemonset) for name, pool in members]
     with ThreadPoolExecutor(max_workers=SEED_THREADS) as pool:
         list(pool.map(writer.node, bodies))
     wanted = {name for name, _pool in members}
@@ -741,18 +747,19 @@ def _seed_nodes(writer, profile, members, daemonset):
             writer.kube.core.delete_node(node["metadata"]["name"], _preload_content=False)
 
 
-def reset(api_client, profile, nodes=None):
+def reset(api_client, profile, nodes=None, operator=True):
     """Put a seeded cluster back to its seeded state, quickly, and delete what tests created.
 
     Tests call it between tests: the policy, the operator namespace's ConfigMaps, the operand
     DaemonSets and every node are as seeded; namespaces other than the system's and the profile's
-    are deleted (their pods at once), as are node Events.
+    are deleted (their pods at once), as are node Events, and what a Helm install of the operator
+    left. With ``operator`` false, the fleet is put back as it is before the operator was installed.
     """
     kube = Kube(api_client)
     writer = Writer(kube)
     profile_spec = PROFILES[profile]
     _delete_test_namespaces(kube, profile_spec)
-    kept = {DEFAULT_MIG_CONFIGMAP, "kube-root-ca.crt"}
+    kept = {DEFAULT_MIG_CONFIGMAP, "kube-root-ca.crt"} if operator else {"kube-root-ca.crt"}
     for configmap in as_dict(kube.core.list_namespaced_config_map, profile_spec.operator_namespace)["items"]:
         if configmap["metadata"]["name"] not in kept:
             kube.core.delete_namespaced_config_map(
@@ -761,7 +768,12 @@ def reset(api_client, profile, nodes=None):
     for namespace in profile_spec.namespaces:  # a cluster seeded before a profile gained one
         if not _exists(kube.core.read_namespace, namespace):
             writer.namespace(namespace)
-    daemonset = _seed_operator(writer, profile_spec)
+    if operator:
+        if not _exists(kube.extensions.read_custom_resource_definition, CLUSTER_POLICY_CRD["metadata"]["name"]):
+            writer.crd(CLUSTER_POLICY_CRD)  # reset without the operator before
+        daemonset = _seed_operator(writer, profile_spec)
+    else:
+        daemonset = _delete_operator(kube, profile_spec)
     members = fleet(profile_spec, nodes)
     _seed_nodes(writer, profile_spec, members, daemonset)
     if profile_spec.name == "openshift":
@@ -780,6 +792,14 @@ def _exists(read, name):
         if exc.status != 404:
             raise
         return False
+
+
+def _delete_if_exists(delete, name, namespace):
+    try:
+        delete(name, namespace, _preload_content=False)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
 
 
 def _delete_test_namespaces(kube, profile):
@@ -805,16 +825,22 @@ def main(argv=None):
     parser.add_argument(
         "--reset", action="store_true", help="put an already seeded profile back to its freshly seeded state"
     )
+    parser.add_argument(
+        "--without-operator",
+        dest="operator",
+        action="store_false",
+        help="the fleet before NVIDIA's operator is installed (then: helm install testbed/charts/gpu-operator)",
+    )
     args = parser.parse_args(argv)
     configuration = client.Configuration()
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
     configuration.connection_pool_maxsize = SEED_THREADS
     started = time.monotonic()
     if args.reset:
-        reset(client.ApiClient(configuration), args.profile, args.nodes)
+        reset(client.ApiClient(configuration), args.profile, args.nodes, args.operator)
         print("reset the %s profile in %.1fs" % (args.profile, time.monotonic() - started), file=sys.stderr)
         return
-    count = seed(client.ApiClient(configuration), args.profile, args.nodes)
+    count = seed(client.ApiClient(configuration), args.profile, args.nodes, args.operator)
     print(
         "seeded the %s profile: %d nodes in %.1fs" % (args.profile, count, time.monotonic() - started), file=sys.stderr
     )

@@ -1,4 +1,5 @@
-"""python -m testbed.simulator --kubeconfig K [--step-delay S] [--ready-file F]: runs until killed."""
+"""python -m testbed.simulator --kubeconfig K --kubelet-cert CRT --kubelet-key KEY --client-ca CA [--step-delay S]
+[--ready-file F]: runs until killed; the simulated kubelets' exec endpoint listens on the API server's port + 3."""
 
 import argparse
 import logging
@@ -8,6 +9,7 @@ import threading
 
 from kubernetes import client, config
 
+from testbed.simulator.kubelet_exec import KubeletExecServer, kubelet_port
 from testbed.simulator.simulator import Simulator
 
 
@@ -16,6 +18,9 @@ def main(argv=None):
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--step-delay", type=float, default=0.2, help="seconds between the steps of a state change")
     parser.add_argument("--ready-file", help="created once the simulator has listed the cluster and runs")
+    parser.add_argument("--kubelet-cert", required=True, help="the kubelets' serving certificate (exec endpoint)")
+    parser.add_argument("--kubelet-key", required=True)
+    parser.add_argument("--client-ca", required=True, help="the CA of the API server's kubelet client certificate")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
@@ -25,7 +30,10 @@ def main(argv=None):
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
     # One connection per watch, worker and lease renewer, so that none waits for another.
     configuration.connection_pool_maxsize = 32
-    Simulator(client.ApiClient(configuration), args.step_delay).start()
+    simulator = Simulator(client.ApiClient(configuration), args.step_delay)
+    simulator.start()
+    port = kubelet_port(configuration.host)
+    KubeletExecServer(simulator, port, args.kubelet_cert, args.kubelet_key, args.client_ca).start()
     if args.ready_file:
         with open(args.ready_file, "w") as ready:
             ready.write("ready\n")

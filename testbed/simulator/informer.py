@@ -56,11 +56,13 @@ class Informer(object):
         while True:
             try:
                 resource_version = self._relist()
-                while True:
+                while resource_version is not None:
                     resource_version = self._watch(resource_version)
             except ApiException as exc:
                 if exc.status == 410:
                     log.info("%s watch expired (410 Gone): listing again", self.kind)
+                elif exc.status == 404:
+                    log.info("%s no longer served (its CRD was deleted): listing again", self.kind)
                 else:
                     log.warning("%s watch failed: %s; listing again", self.kind, exc.reason)
             except Exception:  # noqa: BLE001 - a watch thread must survive network errors and restarts
@@ -68,8 +70,14 @@ class Informer(object):
             time.sleep(RETRY_DELAY_SECONDS)
 
     def _relist(self):
-        response = self._list_call(*self._args, _preload_content=False, **self._kwargs)
-        body = json.loads(response.data)
+        """List into the cache; returns the list's resourceVersion to watch from, or None when the resource is
+        not served: a custom resource whose CRD is not installed (yet, or any more) lists as empty until it is."""
+        try:
+            body = json.loads(self._list_call(*self._args, _preload_content=False, **self._kwargs).data)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            body = {"items": [], "metadata": {}}
         listed = {object_key(item): item for item in body["items"]}
         with self._lock:
             previous, self.objects = self.objects, listed
@@ -80,7 +88,7 @@ class Informer(object):
         for key in set(previous) - set(listed):
             self._on_change(self.kind, previous[key], None)
         self.synced.set()
-        return body["metadata"]["resourceVersion"]
+        return body["metadata"].get("resourceVersion")
 
     def _watch(self, resource_version):
         """Watch until the server closes the stream; return the resourceVersion to resume from."""

@@ -55,6 +55,36 @@ CONFIG_NAME_ENV = "CONFIG_FILE_NAME"
 CONFIG_DEFAULT_ENV = "DEFAULT_CONFIG"
 MIG_STRATEGY_ENV = "MIG_STRATEGY"
 
+# The ClusterPolicy section whose ``enabled`` switches each operand DaemonSet (None: always deployed), as the
+# operator's isStateEnabled (NVIDIA/gpu-operator v24.3.0 controllers/state_manager.go) decides.
+OPERAND_POLICY_SECTIONS = {
+    "nvidia-driver-daemonset": "driver",
+    "nvidia-container-toolkit-daemonset": "toolkit",
+    DEVICE_PLUGIN_DAEMONSET: "devicePlugin",
+    "gpu-feature-discovery": "gfd",
+    "nvidia-mig-manager": "migManager",
+    "nvidia-dcgm-exporter": "dcgmExporter",
+    MPS_CONTROL_DAEMONSET: "devicePlugin",
+    "nvidia-operator-validator": None,
+}
+# Every operand DaemonSet carries this label (the simulator watches them by it).
+OPERAND_LABEL = ("app.kubernetes.io/part-of", "nvidia-gpu")
+# The operator's Deployment, as NVIDIA's Helm chart labels it (templates/operator.yaml); its namespace is
+# where the operator puts its operands (OPERATOR_NAMESPACE).
+OPERATOR_DEPLOYMENT_SELECTOR = "app.kubernetes.io/component=gpu-operator"
+
+# Node Feature Discovery labels nodes with an NVIDIA PCI device (vendor 0x10de) so; the operator treats
+# such nodes as GPU nodes. Its worker's pods, as its Helm chart labels them (worker.yaml).
+NFD_NVIDIA_PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"
+NFD_WORKER_POD_SELECTOR = "app.kubernetes.io/name=node-feature-discovery,role=worker"
+
+# HAMi (reference section 5): its device plugin's and mock device plugin's pods, as its chart labels them
+# (charts/hami/templates/device-plugin/), and the node annotation its device plugin describes the GPUs in.
+HAMI_DEVICE_PLUGIN = "hami-device-plugin"
+HAMI_MOCK_DEVICE_PLUGIN = "hami-mock-device-plugin"
+HAMI_POD_SELECTOR = "app.kubernetes.io/component in (%s,%s)" % (HAMI_DEVICE_PLUGIN, HAMI_MOCK_DEVICE_PLUGIN)
+HAMI_REGISTER_ANNOTATION = "hami.io/node-nvidia-register"
+
 DEFAULT_MIG_CONFIGMAP = "default-mig-parted-config"
 MIG_CONFIG_KEY = "config.yaml"
 

@@ -1,9 +1,15 @@
-"""Per-node reconcile: the operands of one node (mig-manager, then the device plugin and GPU Feature
-Discovery), and the writing of what they changed.
+"""Per-node reconcile: what runs on one node (NFD's worker and the operator's labels where they are
+installed, then mig-manager, the device plugin and GPU Feature Discovery, and HAMi's device plugins), and the
+writing of what they changed.
+
+NVIDIA's operands run on a node once the operator labelled it ``nvidia.com/gpu.present=true``; the device
+plugin among them only while its DaemonSet exists and the policy leaves ``spec.devicePlugin.enabled`` on
+(switched off, GFD keeps labelling and the plugin's resources go). HAMi's plugins run where their pods run
+(``hami.py``); where both device plugins run, HAMi's ``nvidia.com/gpu`` wins, as the plugin that registered last.
 
 Level-triggered and stateless: everything is derived from the Node (its labels, its
 ``sim.gpushare.k8s/hardware`` truth and ``sim.gpushare.k8s/applied`` record), the ClusterPolicy, the
-device plugin DaemonSet and ConfigMaps, and written back with the resourceVersion it was read at, so
+device plugin DaemonSet, pods and ConfigMaps, and written back with the resourceVersion it was read at, so
 a concurrent change makes the write fail and the node is simply reconciled again.
 """
 
@@ -11,20 +17,38 @@ import json
 import logging
 import time
 
-from testbed.simulator import device_plugin, gpu_feature_discovery, gpu_operator
+from testbed.simulator import device_plugin, gpu_feature_discovery, gpu_operator, hami, nvml
 from testbed.simulator.kube import merge_patch
 from testbed.simulator.mig_manager import MigManager
-from testbed.simulator.names import APPLIED_ANNOTATION, HARDWARE_ANNOTATION, MIG_STATE_LABEL, NVIDIA, is_gfd_label
+from testbed.simulator.names import (
+    APPLIED_ANNOTATION,
+    GPU_PRESENT_LABEL,
+    HAMI_REGISTER_ANNOTATION,
+    HARDWARE_ANNOTATION,
+    MIG_STATE_LABEL,
+    MIG_STRATEGY_ENV,
+    NFD_NVIDIA_PCI_LABEL,
+    NVIDIA,
+    is_gfd_label,
+)
 
 log = logging.getLogger(__name__)
 
+# How long a started HAMi device plugin pod waits for its ConfigMap before looking again (its volume).
+HAMI_CONFIG_RETRY_SECONDS = 1.0
 
-def fresh_applied(hardware, daemonset, mig_label):
-    """The record of a node whose operands just started on the seeded state: unshared, MIG disabled."""
+
+def fresh_applied(hardware, daemonset, mig_label, policy=None):
+    """The record of a node whose operands just started on the seeded state: unshared, MIG disabled.
+
+    Without the device plugin's DaemonSet (switched off), the MIG strategy is the one the operator would
+    give it (``policy``); the plugin then (re)starts, reading its config, once its DaemonSet exists.
+    """
+    env = gpu_operator.plugin_env(daemonset) if daemonset else gpu_operator.desired_plugin_env(policy)
     return {
         "configLabel": None,
-        "daemonSet": gpu_operator.daemonset_revision(daemonset),
-        "migStrategy": gpu_operator.plugin_env(daemonset)[gpu_operator.MIG_STRATEGY_ENV],
+        "daemonSet": gpu_operator.daemonset_revision(daemonset) if daemonset else None,
+        "migStrategy": env[MIG_STRATEGY_ENV],
         "sharing": None,
         "waitingForConfigMap": None,
         "migLabel": mig_label,
@@ -50,7 +74,7 @@ class NodeChange(object):
 
 
 class NodeView(object):
-    """What the device plugin advertises (capacity, allocatable) and GFD labels, for one node."""
+    """What the device plugins advertise (capacity, allocatable) and GFD labels (None: GFD does not run)."""
 
     def __init__(self, labels, capacity, allocatable):
         self.labels = labels
@@ -75,30 +99,70 @@ class NodeReconciler(object):
     def reconcile(self, name):
         """Bring one node in line; returns seconds after which to look again, or None."""
         node = self.cluster.node(name)
-        policy, daemonset = self.cluster.policy(), self.cluster.device_plugin()
-        if (
-            node is None
-            or HARDWARE_ANNOTATION not in (node["metadata"].get("annotations") or {})
-            or not policy
-            or not daemonset
-        ):
+        if node is None or HARDWARE_ANNOTATION not in (node["metadata"].get("annotations") or {}):
             return None
         hardware = json.loads(node["metadata"]["annotations"][HARDWARE_ANNOTATION])
+        policy = self.cluster.policy()
         change = NodeChange(node)
-        if not change.applied:
-            change.applied = fresh_applied(hardware, daemonset, None)
-        plugin_restarts = self.mig_manager.step(change, hardware, policy)
-        if change.labels.get(MIG_STATE_LABEL) != "pending":  # paused while mig-manager works
-            device_plugin.run(self.cluster, self.kube, change, daemonset, plugin_restarts)
-            applied = change.applied
-            change.resources = render(
-                hardware,
-                applied["migLayout"],
-                applied["migStrategy"],
-                device_plugin.Sharing.from_dict(applied["sharing"]),
-            )
+        if self.cluster.nfd_worker_runs_on(name):
+            change.labels[NFD_NVIDIA_PCI_LABEL] = "true"  # the node's PCI bus shows vendor 0x10de
+        if policy and self.cluster.operator_deployment():
+            change.labels.update(gpu_operator.gpu_node_labels(change.labels, nvml.gpu_of(hardware).mig_capable, policy))
+        if policy and change.labels.get(GPU_PRESENT_LABEL) == "true":
+            self._run_nvidia_operands(change, hardware, policy)
+        self._run_hami(change, hardware)
         self._write(change)
         return change.requeue_after
+
+    def _run_nvidia_operands(self, change, hardware, policy):
+        """mig-manager, then the device plugin (unless switched off) and GFD's labels, on ``change``."""
+        daemonset = self.cluster.device_plugin()
+        if "migLayout" not in change.applied:  # first start here (a HAMi-only record may be there)
+            change.applied.update(fresh_applied(hardware, daemonset, None, policy))
+        plugin_restarts = self.mig_manager.step(change, hardware, policy)
+        if change.labels.get(MIG_STATE_LABEL) == "pending":  # paused while mig-manager works
+            return
+        plugin_runs = daemonset is not None and gpu_operator.is_enabled(policy, "devicePlugin")
+        if plugin_runs:
+            device_plugin.run(self.cluster, self.kube, change, daemonset, plugin_restarts)
+        applied = change.applied
+        change.resources = render(
+            hardware,
+            applied["migLayout"],
+            applied["migStrategy"],
+            device_plugin.Sharing.from_dict(applied["sharing"]),
+        )
+        if not plugin_runs:  # nothing registered with the kubelet; GFD still labels the GPUs
+            change.resources.capacity, change.resources.allocatable = {}, {}
+
+    def _run_hami(self, change, hardware):
+        """HAMi's device plugin (and mock device plugin) where their pods run; their record in ``applied``."""
+        name = change.node["metadata"]["name"]
+        pods = self.cluster.hami_pods_on(name)
+        record = self._hami_record(change, hami.device_plugin_pod(pods))
+        if record is None:
+            if change.applied.pop("hami", None) and change.resources is None:
+                change.resources = NodeView(None, {}, {})  # it stopped and nothing else registers here
+            return
+        change.applied["hami"] = record
+        change.annotations[HAMI_REGISTER_ANNOTATION] = hami.register_annotation(name, hardware, record)
+        registered = hami.resources(name, hardware, record, hami.mock_device_plugin_runs(pods))
+        view = change.resources or NodeView(None, {}, {})
+        view.capacity, view.allocatable = dict(view.capacity, **registered), dict(view.allocatable, **registered)
+        change.resources = view
+
+    def _hami_record(self, change, plugin_pod):
+        """What HAMi's device plugin runs with on this node, read from its ConfigMap when its pod (re)started."""
+        if plugin_pod is None:
+            return None
+        record = change.applied.get("hami")
+        if record and record["pod"] == plugin_pod["metadata"]["uid"]:
+            return record
+        configmap = self.cluster.configmap(hami.device_config_name(plugin_pod), plugin_pod["metadata"]["namespace"])
+        if configmap is None:  # the pod cannot mount it yet, so it does not start
+            change.requeue_after = HAMI_CONFIG_RETRY_SECONDS
+            return None
+        return hami.start(plugin_pod, configmap)
 
     # writing -------------------------------------------------------------------------------------
 
@@ -109,8 +173,12 @@ class NodeReconciler(object):
         resource_version = metadata["resourceVersion"]
         if change.resources is not None:
             resource_version = self._write_resources(node, change.resources, resource_version)
-            self._render_labels(change, change.resources.labels)
-        change.annotations[APPLIED_ANNOTATION] = json.dumps(change.applied, sort_keys=True)
+            if change.resources.labels is not None:
+                self._render_labels(change, change.resources.labels)
+        if change.applied:
+            change.annotations[APPLIED_ANNOTATION] = json.dumps(change.applied, sort_keys=True)
+        else:  # nothing of ours ran or runs here
+            change.annotations.pop(APPLIED_ANNOTATION, None)
         label_patch = _dict_patch(metadata.get("labels") or {}, change.labels)
         annotation_patch = _dict_patch(metadata.get("annotations") or {}, change.annotations)
         if label_patch or annotation_patch:

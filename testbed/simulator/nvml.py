@@ -8,11 +8,13 @@ confirmed by a stand-in that shares it.
 Where the facts of a MIG profile come from:
 
 - GPUs measured through NVML (``*-nvml.json``: H100 80GB HBM3, H200): every profile NVML lists, with
-  its slice count, ``instanceCount`` and ``memorySizeMB`` (MiB) as the driver reported them.
+  its slice count, ``instanceCount``, ``memorySizeMB`` (MiB) and profile ``id`` as the driver reported them.
 - Other GPUs: the profile names listed in ``GPUS`` below (the MIG table of the reference
   ``nvidia-gpu-sharing.md``, section 4, plus the ``+me`` profile of NVIDIA's shipped config), the most
   instances from NVIDIA's shipped ``default-mig-parted-config`` (the count its ``all-<profile>``
-  config gives the GPU's PCI device id), and the memory estimated by ``estimated_memory_mib``.
+  config gives the GPU's PCI device id), the memory estimated by ``estimated_memory_mib``, and the profile
+  id the measured GPUs give the same kind of profile (``profile_kind``): NVML numbers profiles by kind, not
+  by model (both dumps agree: 1-slice 19, its ``+me`` 20, its double-memory variant 15, 2-slice 14...).
 """
 
 import functools
@@ -57,11 +59,12 @@ GPUS = {
 class MigProfile(object):
     """One GPU-instance profile on one GPU model (``name`` as NVML prints it, e.g. ``1g.10gb+me``)."""
 
-    def __init__(self, name, slices, max_instances, memory_mib, measured):
+    def __init__(self, name, slices, max_instances, memory_mib, profile_id, measured):
         self.name = name
         self.slices = slices
         self.max_instances = max_instances
         self.memory_mib = memory_mib
+        self.profile_id = profile_id  # what `nvidia-smi mig -lgi` prints as "Profile ID"
         self.measured = measured
 
     def __repr__(self):
@@ -143,6 +146,28 @@ def estimated_memory_mib(total_mib, profile, full_profile):
     return total_mib * profile_memory_gb(profile) // profile_memory_gb(full_profile)
 
 
+def profile_kind(profile, profiles):
+    """What NVML numbers a profile by: its slices, its attributes (``+me``), and whether it is the double-memory
+    variant of that slice count (``1g.20gb`` next to ``1g.10gb``), among the GPU's ``profiles`` names."""
+    slices, attributes = profile_slices(profile), profile.partition("+")[2]
+    plain = [name for name in profiles if profile_slices(name) == slices and "+" not in name]
+    doubled = not attributes and profile_memory_gb(profile) > min(profile_memory_gb(name) for name in plain)
+    return slices, attributes, doubled
+
+
+def _measured_profile_ids():
+    """``{profile kind: NVML profile id}`` from the measured GPUs (ValueError if they disagree)."""
+    ids = {}
+    for spec in GPUS.values():
+        if "nvml" in spec:
+            for gpu in load(spec["nvml"])["gpus"]:
+                names = [item["name"][len("MIG ") :] for item in gpu["gpu_instance_profiles"]]
+                for name, item in zip(names, gpu["gpu_instance_profiles"]):
+                    if ids.setdefault(profile_kind(name, names), item["id"]) != item["id"]:
+                        raise ValueError("the NVML dumps disagree on the profile id of %s" % name)
+    return ids
+
+
 def _shipped_max_instances(configs, profile, pci_device_id):
     """How many ``profile`` instances NVIDIA's shipped ``all-<profile>`` config puts on a GPU with this id."""
     name = "all-" + profile.replace("+", ".")
@@ -157,11 +182,13 @@ def _measured_profiles(dump):
     profiles = {}
     for item in dump["gpu_instance_profiles"]:
         name = item["name"][len("MIG ") :]
-        profiles[name] = MigProfile(name, item["sliceCount"], item["instanceCount"], item["memorySizeMB"], True)
+        profiles[name] = MigProfile(
+            name, item["sliceCount"], item["instanceCount"], item["memorySizeMB"], item["id"], True
+        )
     return profiles
 
 
-def _gpu(nvml_name, spec, shipped_configs):
+def _gpu(nvml_name, spec, shipped_configs, profile_ids):
     if "nvml" in spec:
         dump = [gpu for gpu in load(spec["nvml"])["gpus"] if gpu["name"] == nvml_name][0]
         return Gpu(
@@ -181,6 +208,7 @@ def _gpu(nvml_name, spec, shipped_configs):
             profile_slices(name),
             _shipped_max_instances(shipped_configs, name, spec["pci_device_id"]),
             estimated_memory_mib(spec["memory_mib"], name, full),
+            profile_ids[profile_kind(name, names)],
             False,
         )
         for name in names
@@ -191,8 +219,8 @@ def _gpu(nvml_name, spec, shipped_configs):
 @functools.lru_cache(maxsize=None)
 def gpus():
     """``{GFD product label: Gpu}`` for every simulated GPU model."""
-    shipped = load(SHIPPED_MIG_CONFIG)["configs"]
-    models = [_gpu(name, spec, shipped) for name, spec in GPUS.items()]
+    shipped, profile_ids = load(SHIPPED_MIG_CONFIG)["configs"], _measured_profile_ids()
+    models = [_gpu(name, spec, shipped, profile_ids) for name, spec in GPUS.items()]
     return {gpu.product: gpu for gpu in models}
 
 

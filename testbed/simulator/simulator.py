@@ -10,7 +10,14 @@ from testbed.simulator import gpu_operator
 from testbed.simulator.informer import Informer
 from testbed.simulator.kube import CLUSTER_POLICY, Kube
 from testbed.simulator.kubelet import Kubelet
-from testbed.simulator.names import APPLIED_ANNOTATION, DEVICE_PLUGIN_DAEMONSET
+from testbed.simulator.names import (
+    APPLIED_ANNOTATION,
+    DEVICE_PLUGIN_DAEMONSET,
+    HAMI_POD_SELECTOR,
+    NFD_WORKER_POD_SELECTOR,
+    OPERAND_LABEL,
+    OPERATOR_DEPLOYMENT_SELECTOR,
+)
 from testbed.simulator.nodes import NodeReconciler
 from testbed.simulator.workqueue import WorkQueue
 
@@ -35,7 +42,29 @@ class Simulator(object):
             "daemonsets",
             self.kube.apps.list_daemon_set_for_all_namespaces,
             self._on_change,
-            field_selector="metadata.name=" + DEVICE_PLUGIN_DAEMONSET,
+            label_selector="%s=%s" % OPERAND_LABEL,
+        )
+        self.operators = Informer(
+            "deployments",
+            self.kube.apps.list_deployment_for_all_namespaces,
+            self._on_change,
+            label_selector=OPERATOR_DEPLOYMENT_SELECTOR,
+        )
+        # The pods of the components that act where they run: NFD's worker (from the operator's Helm chart) and
+        # HAMi's device plugins. The DaemonSet controller and the scheduler place them (selectors, taints).
+        self.nfd_pods = Informer(
+            "nfd-pods",
+            self.kube.core.list_pod_for_all_namespaces,
+            self._on_change,
+            label_selector=NFD_WORKER_POD_SELECTOR,
+            field_selector="spec.nodeName!=",
+        )
+        self.hami_pods = Informer(
+            "hami-pods",
+            self.kube.core.list_pod_for_all_namespaces,
+            self._on_change,
+            label_selector=HAMI_POD_SELECTOR,
+            field_selector="spec.nodeName!=",
         )
         self.policies = Informer(
             "clusterpolicies",
@@ -46,7 +75,16 @@ class Simulator(object):
             CLUSTER_POLICY["plural"],
         )
         self.configmaps = Informer("configmaps", self.kube.core.list_config_map_for_all_namespaces, self._on_change)
-        self.informers = (self.nodes, self.pods, self.daemonsets, self.policies, self.configmaps)
+        self.informers = (
+            self.nodes,
+            self.pods,
+            self.daemonsets,
+            self.operators,
+            self.nfd_pods,
+            self.hami_pods,
+            self.policies,
+            self.configmaps,
+        )
         self.node_reconciler = NodeReconciler(self.kube, self, step_delay)
         self.kubelet = Kubelet(self.kube, self)
 
@@ -62,16 +100,36 @@ class Simulator(object):
         policies = self.policies.values()
         return policies[0] if policies else None
 
+    def operand_daemonsets(self):
+        return self.daemonsets.values()
+
     def device_plugin(self):
-        daemonsets = self.daemonsets.values()
-        return daemonsets[0] if daemonsets else None
+        return next((ds for ds in self.daemonsets.values() if ds["metadata"]["name"] == DEVICE_PLUGIN_DAEMONSET), None)
+
+    def operator_deployment(self):
+        deployments = self.operators.values()
+        return deployments[0] if deployments else None
 
     def operator_namespace(self):
-        daemonset = self.device_plugin()
-        return daemonset["metadata"]["namespace"] if daemonset else None
+        """Where the operands run: the device plugin's namespace, else the operator's, else the policy's status."""
+        for owner in (self.device_plugin(), self.operator_deployment()):
+            if owner:
+                return owner["metadata"]["namespace"]
+        return ((self.policy() or {}).get("status") or {}).get("namespace")
 
-    def configmap(self, name):
-        return self.configmaps.get(name, self.operator_namespace())
+    def configmap(self, name, namespace=None):
+        return self.configmaps.get(name, namespace or self.operator_namespace())
+
+    def nfd_worker_runs_on(self, node_name):
+        return any(
+            pod["spec"]["nodeName"] == node_name
+            and (pod.get("status") or {}).get("phase") == "Running"
+            and not pod["metadata"].get("deletionTimestamp")
+            for pod in self.nfd_pods.values()
+        )
+
+    def hami_pods_on(self, node_name):
+        return [pod for pod in self.hami_pods.values() if pod["spec"]["nodeName"] == node_name]
 
     # events -> work ---------------------------------------------------------------------------
 
@@ -82,10 +140,20 @@ class Simulator(object):
             self.queue.add(("pod", new["metadata"]["namespace"], new["metadata"]["name"]))
         elif kind == "clusterpolicies":
             self.queue.add(OPERATOR_KEY)
+            if gpu_operator.node_facing(old) != gpu_operator.node_facing(new):
+                self._add_all_nodes()  # e.g. the device plugin switched off or on
         elif kind == "daemonsets":
-            self.queue.add(OPERATOR_KEY)
-            if new is None or old is None or old["metadata"]["generation"] != new["metadata"]["generation"]:
+            is_plugin = (new or old)["metadata"]["name"] == DEVICE_PLUGIN_DAEMONSET
+            created_or_deleted = new is None or old is None
+            if is_plugin or created_or_deleted:
+                self.queue.add(OPERATOR_KEY)
+            if is_plugin and (created_or_deleted or old["metadata"]["generation"] != new["metadata"]["generation"]):
                 self._add_all_nodes()  # the plugin restarted everywhere
+        elif kind == "deployments":
+            self.queue.add(OPERATOR_KEY)
+            self._add_all_nodes()  # the operator started or stopped labelling nodes
+        elif kind in ("nfd-pods", "hami-pods"):
+            self.queue.add(("node", (new or old)["spec"]["nodeName"]))
         elif kind == "configmaps" and old is None and new is not None:
             self._wake_nodes_waiting_for(new["metadata"]["name"])
 
@@ -102,7 +170,15 @@ class Simulator(object):
     def _handle(self, key):
         """Do the work for one key; returns seconds after which to look again, or None."""
         if key == OPERATOR_KEY:
-            policy, daemonset = self.policy(), self.device_plugin()
+            policy, daemonset, deployment = self.policy(), self.device_plugin(), self.operator_deployment()
+            if policy and deployment:
+                namespace = deployment["metadata"]["namespace"]
+                if gpu_operator.run_operator(self.kube, self, policy, namespace):
+                    log.info(
+                        "operator in %s: operands and status from ClusterPolicy %s",
+                        namespace,
+                        policy["metadata"]["name"],
+                    )
             if policy and daemonset and gpu_operator.sync_device_plugin(self.kube, policy, daemonset):
                 log.info("device plugin template updated from ClusterPolicy %s", policy["metadata"]["name"])
             return None

@@ -34,8 +34,9 @@ def free_port_block(size):
 
 @pytest.fixture
 def throwaway_cluster(tmp_path):
-    etcd_port = free_port_block(23)
-    apiserver_port = etcd_port + 20  # the block holds etcd (+0, +10) and the control plane (+20..+22)
+    etcd_port = free_port_block(24)
+    # The block holds etcd (+0, +10), the control plane (+20..+22) and the simulated kubelets (+23).
+    apiserver_port = etcd_port + 20
     env = dict(
         os.environ,
         GPUSHARE_CLUSTER_DIR=str(tmp_path / "cluster"),

@@ -45,9 +45,10 @@ def test_measured_gpus_take_every_fact_from_their_nvml_dump(product, dump):
     assert nvml.gfd_product(recorded["name"]) == product
     assert (gpu.memory_mib, gpu.compute) == (recorded["memory_total_mib"], tuple(recorded["cuda_cc"]))
     assert {
-        name: (profile.slices, profile.max_instances, profile.memory_mib) for name, profile in gpu.mig_profiles.items()
+        name: (profile.slices, profile.max_instances, profile.memory_mib, profile.profile_id)
+        for name, profile in gpu.mig_profiles.items()
     } == {
-        item["name"][len("MIG ") :]: (item["sliceCount"], item["instanceCount"], item["memorySizeMB"])
+        item["name"][len("MIG ") :]: (item["sliceCount"], item["instanceCount"], item["memorySizeMB"], item["id"])
         for item in recorded["gpu_instance_profiles"]
     }
 
