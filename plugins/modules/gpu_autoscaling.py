@@ -24,7 +24,7 @@ description:
     the object's C(resourceVersion), so a concurrent change makes the task fail instead of being lost.
   - On Scaleway Kapsule and VNG Cloud VKS, which have no MachineSets, only sets the node label their autoscaler
     reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production) on
-    the GPU nodes chosen by O(nodes). Labels set on nodes do not reach nodes created later, so set them in the
+    the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set on nodes do not reach nodes created later, so set them in the
     pool's labels too.
   - M(gpushare.k8s.gpu_preflight) with C(checks=[autoscaling]) lists what this module fixes.
   - M(gpushare.k8s.gpu_reset) does not undo these changes (they describe the hardware, not its sharing), except
@@ -33,6 +33,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
+  - gpushare.k8s.nodes
   - gpushare.k8s.attributes
 options:
   machinesets:
@@ -100,19 +101,6 @@ options:
         whole cluster, so it is off by default and a missing ClusterAutoscaler only gives a warning.
     type: bool
     default: false
-  nodes:
-    description:
-      - On platforms without MachineSets, the GPU nodes to label (by default every GPU node). Not allowed on
-        OpenShift.
-    type: dict
-    suboptions:
-      names:
-        description: Node names.
-        type: list
-        elements: str
-      selector:
-        description: A label selector, e.g. C(k8s.scaleway.com/pool-name=gpu).
-        type: str
 notes:
   - Needs C(get), C(list), C(patch) and C(create) on C(machinesets.machine.openshift.io),
     C(machineautoscalers.autoscaling.openshift.io) and C(clusterautoscalers.autoscaling.openshift.io), or
