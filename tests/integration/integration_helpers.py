@@ -216,6 +216,41 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
     return result
 
 
+def run_playbook(cluster, playbook, *args, inventory="localhost,", env=None, timeout=1800):
+    """``ansible-playbook playbooks/<playbook> <args>`` against ``cluster`` (its admin kubeconfig; None: each
+    inventory host names its cluster) with ansible.posix's json callback: (exit code, the JSON report, stderr)."""
+    run_env = (
+        module_env(cluster, env) if cluster is not None else dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH)
+    )
+    if cluster is None:
+        run_env.pop("KUBECONFIG", None)
+    run_env.update(
+        ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_CONFIG=os.path.join(REPO, "tests", "ansible.cfg")
+    )
+    completed = subprocess.run(
+        [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO, "playbooks", playbook)] + list(args),
+        env=run_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+        check=False,  # a failing run is part of what tests look at
+    )
+    try:
+        report = json.loads(completed.stdout)
+    except ValueError:
+        raise PlaybookError(
+            "ansible-playbook exited %d without a JSON report:\n%s\n%s"
+            % (completed.returncode, completed.stdout, completed.stderr)
+        )
+    return completed.returncode, report, completed.stderr
+
+
+def changed_hosts(report):
+    """``{host: changed tasks}`` of a JSON report, hosts that changed nothing left out."""
+    return dict((host, stats["changed"]) for host, stats in report["stats"].items() if stats["changed"])
+
+
 # --- the audit log ----------------------------------------------------------------------------
 
 

@@ -1,0 +1,94 @@
+"""The playbooks as a user runs them against one cluster (issue 11, "Done when"): ``--check`` writes nothing
+(audit log), the real run changes the cluster, the same run again changes nothing and writes nothing;
+``reset.yml`` brings the nodes back, and ``verify.yml`` and ``preflight.yml`` then pass without a write. VKS
+refuses ``mig.yml`` before any write, with the reason."""
+
+import json
+
+import pytest
+from integration_helpers import changed_hosts, labels, run_playbook
+
+# profile -> playbook -> (its role variables, a node it changes, the strategy that node shows afterwards)
+RUNS = {
+    "openshift": {
+        "timeslicing.yml": ({"openshift_machinesets": ["gpushare-ocp-gpu-t4-us-east-1a"]}, "gpu-t4-0", "time-slicing"),
+        "mps.yml": ({"openshift_nodes": {"names": ["gpu-a100-0"]}}, "gpu-a100-0", "mps"),
+        "mig.yml": (
+            {
+                "openshift_nodes": {"names": ["gpu-h100-0"]},
+                "openshift_mig_strategy": "mixed",
+                "openshift_mig_config": "all-1g.10gb",
+            },
+            "gpu-h100-0",
+            None,
+        ),
+    },
+    "scaleway": {"timeslicing.yml": ({"scaleway_pool": "gpu-h100"}, "scw-gpu-h100-0", "time-slicing")},
+    "vks": {"mps.yml": ({}, None, "mps")},
+}
+
+
+def extra_vars(variables):
+    return ["-e", json.dumps(variables)]
+
+
+def run_ok(cluster, playbook, *args):
+    code, report, stderr = run_playbook(cluster, playbook, *args)
+    assert code == 0, "%s exited %d: %s" % (playbook, code, stderr)
+    return report
+
+
+@pytest.mark.parametrize(
+    "playbook",
+    [
+        pytest.param(playbook, marks=pytest.mark.profiles(profile), id="%s-%s" % (profile, playbook))
+        for profile, runs in sorted(RUNS.items())
+        for playbook in sorted(runs)
+    ],
+)
+def test_check_then_run_then_run_again(cluster, kube, profile, audit_writes, playbook):
+    variables, node, strategy = RUNS[profile.name][playbook]
+    node = node or kube.gpu_nodes()[0]
+    before = labels(kube.node(node))
+    with audit_writes() as audit:
+        checked = run_ok(cluster, playbook, "--check", *extra_vars(variables))
+    assert audit.writes == [] and changed_hosts(checked) != {}
+    assert labels(kube.node(node)) == before
+
+    assert changed_hosts(run_ok(cluster, playbook, *extra_vars(variables))) != {}
+    shown = labels(kube.node(node))
+    if strategy:
+        assert shown["nvidia.com/gpu.sharing-strategy"] == strategy
+    else:
+        assert shown["nvidia.com/mig.config"] == variables["openshift_mig_config"]
+    with audit_writes() as audit:
+        again = run_ok(cluster, playbook, *extra_vars(variables))
+    assert changed_hosts(again) == {} and audit.writes == []
+
+
+def test_reset_then_verify_and_preflight_read_only(cluster, kube, profile, audit_writes):
+    playbook = "timeslicing.yml" if "timeslicing.yml" in RUNS[profile.name] else sorted(RUNS[profile.name])[0]
+    variables, node, _strategy = RUNS[profile.name][playbook]
+    node = node or kube.gpu_nodes()[0]
+    run_ok(cluster, playbook, *extra_vars(variables))
+    run_ok(cluster, "reset.yml", *extra_vars(variables))
+    assert labels(kube.node(node))["nvidia.com/gpu.sharing-strategy"] == "none"
+    with audit_writes() as audit:
+        run_ok(cluster, "verify.yml")
+        run_ok(cluster, "preflight.yml", "-e", "gpushare_fail_on=never")
+    assert audit.writes == []
+
+
+@pytest.mark.profiles("vks")
+def test_mig_on_vks_is_refused_before_any_write(cluster, audit_writes):
+    with audit_writes() as audit:
+        code, report, _stderr = run_playbook(cluster, "mig.yml")
+    assert code == 2 and audit.writes == []
+    # The only cluster failed, so the run ends there (no summary play): the failure is the rescue's message.
+    [message] = [
+        task["hosts"]["localhost"]["msg"]
+        for play in report["plays"]
+        for task in play["tasks"]
+        if task["task"]["name"] == "Fail this cluster only"
+    ]
+    assert "FAILED at 'Refuse MIG, which VKS does not offer'" in message and "not MIG" in message, message
