@@ -341,8 +341,14 @@ class AuditWindow(object):
 
     @property
     def writes(self):
-        """Create, update, patch and delete requests, as ``"verb resource/name"`` strings."""
-        return [describe(event) for event in self.events if event["verb"] in WRITE_VERBS]
+        """Create, update, patch and delete requests (server-side dry runs left out), as ``"verb resource/name"``
+        strings."""
+        return [
+            describe(event)
+            for event in self.events
+            # A server-side dry run (kubernetes.core in check mode) changes nothing.
+            if event["verb"] in WRITE_VERBS and "dryRun=All" not in event.get("requestURI", "")
+        ]
 
     def count(self, verb=None, resource=None, user=None):
         return sum(
