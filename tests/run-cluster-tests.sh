@@ -12,7 +12,8 @@
 # test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
 # three jobs: openshift-mig (the simulator's own tests and the MIG and reset tests), openshift-ready
 # (the readiness modules and the check-mode parity tests) and openshift (the rest, and the Molecule
-# scenario); the vks job also runs the tests of the local Helm charts (testbed/charts). The tests of a
+# scenario); the vks job also runs the tests of the local Helm charts (testbed/charts) and the Molecule
+# scenarios of the Helm installs (hami, vks-helm: MOLECULE_SCENARIOS). The tests of a
 # job are told their profile through GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts
 # as success. Every cluster is stopped at the end, whatever happened. Logs and JUnit XML:
 # tests/output/cluster/<job>.*
@@ -40,6 +41,10 @@ READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_
     tests/integration/test_gpu_nvidia_smi.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
+
+# The Molecule scenarios of each profile's main job (extensions/molecule/), one after the other; default: the
+# profile's own. The vks job also runs the Helm installs on the local charts: HAMi, and NVIDIA's operator.
+declare -A MOLECULE_SCENARIOS=([vks]="vks hami vks-helm")
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a
@@ -103,14 +108,18 @@ run_job() {
     # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
     summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
     if [ "$job" = "$profile" ] && { [ "$rc" = 0 ] || [ "$rc" = 5 ]; }; then
-        # The scenario's prepare seeds the fleet afresh (GPUSHARE_CLUSTER_DIR), not from what the last test left.
+        # Each scenario's prepare seeds the fleet afresh (GPUSHARE_CLUSTER_DIR), not from what the last test left,
+        # and keeps its state in an ephemeral directory of its own (one scenario's "prepared" is not another's).
         # The scenario works on whatever KUBECONFIG names: this profile's cluster, never the caller's.
-        if ! (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
-                KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule" \
-                GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$profile" >>"$OUT/$job-molecule.log" 2>&1); then
-            rc=1
-            summary="$summary; molecule failed (see $OUT/$job-molecule.log)"
-        fi
+        for scenario in ${MOLECULE_SCENARIOS[$profile]:-$profile}; do
+            echo "=== molecule test -s $scenario" >>"$OUT/$job-molecule.log"
+            if ! (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
+                    KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule/$scenario" \
+                    GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$scenario" >>"$OUT/$job-molecule.log" 2>&1); then
+                rc=1
+                summary="$summary; molecule $scenario failed (see $OUT/$job-molecule.log)"
+            fi
+        done
     fi
     cluster "$job" down >/dev/null 2>&1
     echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$job.status"
