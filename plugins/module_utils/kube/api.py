@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Kubernetes calls the collection makes, each returning plain dicts.
 
-Responses are read raw (``_preload_content=False``) and parsed as JSON: the domain logic works on
-the API's own JSON shape, and a 1,000-node LIST parses in a fraction of the time the typed models
-take. Every method converts API failures into ``GpuShareError`` naming the object involved, after
+Requests are made by path through the client's ApiClient and answers parsed as JSON: the domain
+logic works on the API's own JSON shape, a 1,000-node LIST parses in a fraction of the time the typed
+models take, and the typed API classes (over a second to import) are never loaded. Every method converts API failures into ``GpuShareError`` naming the object involved, after
 the retries of ``kube/retry.py`` (reads retried on throttling, 5xx and broken connections; writes only
 when they certainly were not processed)."""
 
@@ -15,6 +15,8 @@ __metaclass__ = type
 
 import json
 from http.client import HTTPException
+
+from urllib.parse import quote
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (
     NOT_FOUND,
@@ -30,10 +32,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import (
 )
 
 try:
-    from kubernetes import client as k8s
     from urllib3.exceptions import HTTPError
 except ImportError:  # reported by GpuShareModule
-    k8s = None
     HTTPError = None
 
 CLUSTER_POLICY_GROUP = "nvidia.com"
@@ -44,6 +44,42 @@ MERGE_PATCH = "application/merge-patch+json"
 
 def _json(response):
     return json.loads(response.data)
+
+
+def _path(*segments):
+    """An API path from its segments, each escaped (a name never adds a path segment)."""
+    return "/" + "/".join(quote(str(segment), safe="") for segment in segments)
+
+
+def _core(namespace, plural, *rest):
+    """The path of a core (v1) resource in a namespace, or of one object of it and its subresource."""
+    return _path("api", "v1", "namespaces", namespace, plural, *rest)
+
+
+def _apps(namespace, plural, *rest):
+    return _path("apis", "apps", "v1", "namespaces", namespace, plural, *rest)
+
+
+def _custom(group, version, namespace, plural, *rest):
+    """A custom resource's path; ``namespace`` None for a cluster-scoped kind."""
+    if namespace is None:
+        return _path("apis", group, version, plural, *rest)
+    return _path("apis", group, version, "namespaces", namespace, plural, *rest)
+
+
+NODES = _path("api", "v1", "nodes")
+PODS = _path("api", "v1", "pods")
+CLUSTER_POLICIES = _path("apis", CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL)
+
+
+def _query(params):
+    """Query parameters for the request, booleans as the API spells them, unset ones left out."""
+    pairs = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        pairs.append((key, ("true" if value else "false") if isinstance(value, bool) else value))
+    return pairs
 
 
 def _retry_nothing_in_urllib3(api_client):
@@ -62,44 +98,115 @@ def _retry_nothing_in_urllib3(api_client):
 
 
 class KubeApi(object):
-    """Thin wrappers over the typed APIs, with one retry policy (``retry_policy``, kube/retry.py)."""
+    """The REST calls, by path, with one retry policy (``retry_policy``, kube/retry.py).
+
+    Requests go through the ApiClient (its authentication, TLS, proxy and impersonation headers), not
+    through the typed ``CoreV1Api``/``AppsV1Api`` classes: importing those builds a few hundred typed
+    models and costs more than a second per module run (kubernetes 37), which is most of a no-op's time.
+    """
 
     def __init__(self, api_client, retry_policy=None):
         self.api_client = api_client
         self.retry_policy = retry_policy or DEFAULT_POLICY
         _retry_nothing_in_urllib3(api_client)
-        self.core = k8s.CoreV1Api(api_client)
-        self.apps = k8s.AppsV1Api(api_client)
-        self.custom = k8s.CustomObjectsApi(api_client)
 
     @property
     def _timeout(self):
         return self.retry_policy.request_timeout
 
-    def _merge_patch(self, patch_function, *args):
-        """A JSON merge patch (RFC 7386) through one of the typed APIs, returning the object as a dict."""
-        return _json(
-            patch_function(*args, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=self._timeout)
+    def _send(self, method, path, query=None, body=None, content_type="application/json", timeout=None):
+        """Send one request; the urllib3 response, not yet read. A non-2xx answer raises ApiException."""
+        from kubernetes.client.exceptions import ApiException
+
+        client = self.api_client
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        query = _query(query or {})
+        timeout = timeout or self._timeout
+        if hasattr(client, "param_serialize"):
+            # kubernetes >= 35 (openapi-generator 7): serialise (with authentication), then send.
+            request = client.param_serialize(
+                method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
+            )
+            response = client.call_api(*request, _request_timeout=timeout)
+            if not 200 <= response.status <= 299:
+                response.read()
+                raise ApiException.from_response(http_resp=response, body=None, data=None)
+            return response.response
+        # Older clients raise for a non-2xx answer and hand back the raw response when not preloading.
+        return client.call_api(
+            path,
+            method,
+            query_params=query,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+            _request_timeout=timeout,
         )
+
+    def _call(self, method, path, query=None, body=None, content_type="application/json"):
+        """One request and its JSON answer."""
+        return _json(self._send(method, path, query, body, content_type))
+
+    def _list(self, path, **query):
+        return self._call("GET", path, query)
+
+    def _merge_patch(self, path, patch):
+        """A JSON merge patch (RFC 7386), returning the object."""
+        return self._call("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    def _get_or_none(self, path):
+        """The object at ``path``, or None when it does not exist."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return self._call("GET", path)
+        except ApiException as exc:
+            if exc.status == NOT_FOUND:
+                return None
+            raise
+
+    def _delete_or_none(self, path, body=None):
+        """Delete the object at ``path``; None when it was already gone."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return self._call("DELETE", path, body=body)
+        except ApiException as exc:
+            if exc.status == NOT_FOUND:
+                return None
+            raise
+
+    def _list_items_or_empty(self, path):
+        """A LIST's items; an empty list when the resource does not exist (its CRD is not installed)."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return self._list(path)["items"]
+        except ApiException as exc:
+            if exc.status == NOT_FOUND:
+                return []
+            raise
 
     # --- nodes -----------------------------------------------------------------------------
     @api_call("list nodes")
     def list_nodes(self, label_selector=None):
         """All nodes (or those matching the selector) and the list's resourceVersion, for a watch."""
-        kwargs = {"label_selector": label_selector} if label_selector else {}
-        body = _json(self.core.list_node(_preload_content=False, _request_timeout=self._timeout, **kwargs))
+        body = self._list(NODES, labelSelector=label_selector)
         return body["items"], body["metadata"]["resourceVersion"]
 
     @api_call("patch node {name}", write=True)
     def patch_node(self, name, patch):
-        return self._merge_patch(self.core.patch_node, name, patch)
+        return self._merge_patch(_path("api", "v1", "nodes", name), patch)
 
     def watch_nodes(self, resource_version, timeout_seconds, label_selector=None):
         """Yield (event type, node dict) from a node watch that ends after ``timeout_seconds``."""
-        kwargs = {"label_selector": label_selector} if label_selector else {}
-        return self._watch(self.core.list_node, resource_version, timeout_seconds, "watch nodes", **kwargs)
+        return self._watch(NODES, resource_version, timeout_seconds, "watch nodes", labelSelector=label_selector)
 
-    def _watch(self, list_function, resource_version, timeout_seconds, what, **kwargs):
+    def _watch(self, path, resource_version, timeout_seconds, what, **query):
         """Yield (event type, object dict) of a watch from ``resource_version``.
 
         The watch asks the server to end it after ``timeout_seconds`` (at most the policy's
@@ -112,16 +219,11 @@ class KubeApi(object):
         policy = self.retry_policy
         seconds = max(1, int(min(timeout_seconds, policy.max_watch_seconds)))
 
+        query = dict(query, watch=True, resourceVersion=resource_version, timeoutSeconds=seconds)
+        query["allowWatchBookmarks"] = True
+
         def start():
-            return list_function(
-                watch=True,
-                resource_version=resource_version,
-                timeout_seconds=seconds,
-                allow_watch_bookmarks=True,
-                _preload_content=False,
-                _request_timeout=policy.watch_request_timeout(seconds),
-                **kwargs,
-            )
+            return self._send("GET", path, query, timeout=policy.watch_request_timeout(seconds))
 
         response = call_with_retries(start, what, policy=policy, deadline=min(policy.deadline, seconds))
         started = policy.clock()
@@ -157,28 +259,21 @@ class KubeApi(object):
     # --- pods ------------------------------------------------------------------------------
     @api_call("list pods")
     def list_pods(self, field_selector=None, label_selector=None):
-        kwargs = dict((k, v) for k, v in (("field_selector", field_selector), ("label_selector", label_selector)) if v)
-        return _json(
-            self.core.list_pod_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout, **kwargs)
-        )["items"]
+        return self._list(PODS, fieldSelector=field_selector, labelSelector=label_selector)["items"]
 
     @api_call("list pods on node {node_name}")
     def list_pods_on_node(self, node_name):
         """The pods bound to a node and the list's resourceVersion, for a watch."""
-        body = _json(
-            self.core.list_pod_for_all_namespaces(
-                field_selector="spec.nodeName=%s" % node_name, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        body = self._list(PODS, fieldSelector="spec.nodeName=%s" % node_name)
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_pods_on_node(self, node_name, resource_version, timeout_seconds):
         return self._watch(
-            self.core.list_pod_for_all_namespaces,
+            PODS,
             resource_version,
             timeout_seconds,
             "watch pods on node %s" % node_name,
-            field_selector="spec.nodeName=%s" % node_name,
+            fieldSelector="spec.nodeName=%s" % node_name,
         )
 
     @api_call("evict pod {namespace}/{name}", write=True)
@@ -188,32 +283,22 @@ class KubeApi(object):
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
         }
-        return _json(
-            self.core.create_namespaced_pod_eviction(
-                name, namespace, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        return self._call("POST", _core(namespace, "pods", name, "eviction"), body=body)
 
     @api_call("list events of {kind} {name}")
     def list_events(self, kind, name):
         selector = "involvedObject.kind=%s,involvedObject.name=%s" % (kind, name)
-        return _json(
-            self.core.list_event_for_all_namespaces(
-                field_selector=selector, _preload_content=False, _request_timeout=self._timeout
-            )
-        )["items"]
+        return self._list(_path("api", "v1", "events"), fieldSelector=selector)["items"]
 
     # --- config maps -----------------------------------------------------------------------
     @api_call("read ConfigMap {namespace}/{name}")
     def get_config_map(self, namespace, name):
         """The ConfigMap, or None when it does not exist."""
-        return self._get_or_none(self.core.read_namespaced_config_map, name, namespace)
+        return self._get_or_none(_core(namespace, "configmaps", name))
 
     @api_call("list ConfigMaps in {namespace}")
     def list_config_maps(self, namespace):
-        return _json(
-            self.core.list_namespaced_config_map(namespace, _preload_content=False, _request_timeout=self._timeout)
-        )["items"]
+        return self._list(_core(namespace, "configmaps"))["items"]
 
     @api_call("create ConfigMap {namespace}/{name}", write=True)
     def create_config_map(self, namespace, name, data, annotations=None):
@@ -225,256 +310,150 @@ class KubeApi(object):
         }
         if annotations:
             body["metadata"]["annotations"] = annotations
-        return _json(
-            self.core.create_namespaced_config_map(
-                namespace, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        return self._call("POST", _core(namespace, "configmaps"), body=body)
 
     @api_call("patch ConfigMap {namespace}/{name}", write=True)
     def patch_config_map(self, namespace, name, patch):
-        return self._merge_patch(self.core.patch_namespaced_config_map, name, namespace, patch)
+        return self._merge_patch(_core(namespace, "configmaps", name), patch)
 
     @api_call("delete ConfigMap {namespace}/{name}", write=True)
     def delete_config_map(self, namespace, name):
-        self.core.delete_namespaced_config_map(name, namespace, _preload_content=False, _request_timeout=self._timeout)
+        self._call("DELETE", _core(namespace, "configmaps", name))
 
     @api_call("read namespace {name}")
     def get_namespace(self, name):
-        return self._get_or_none(self.core.read_namespace, name)
+        return self._get_or_none(_path("api", "v1", "namespaces", name))
 
     # --- the GPU operator ------------------------------------------------------------------
     @api_call("list ClusterPolicies (nvidia.com/v1)")
     def list_cluster_policies(self):
         """Every ClusterPolicy; an empty list when the CRD is not installed."""
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            body = _json(
-                self.custom.list_cluster_custom_object(
-                    CLUSTER_POLICY_GROUP,
-                    CLUSTER_POLICY_VERSION,
-                    CLUSTER_POLICY_PLURAL,
-                    _preload_content=False,
-                    _request_timeout=self._timeout,
-                )
-            )
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return []
-            raise
-        return body["items"]
+        return self._list_items_or_empty(CLUSTER_POLICIES)
 
     @api_call("patch ClusterPolicy {name}", write=True)
     def patch_cluster_policy(self, name, patch):
-        return self._merge_patch(
-            self.custom.patch_cluster_custom_object,
-            CLUSTER_POLICY_GROUP,
-            CLUSTER_POLICY_VERSION,
-            CLUSTER_POLICY_PLURAL,
-            name,
-            patch,
-        )
+        return self._merge_patch(CLUSTER_POLICIES + _path(name), patch)
 
     @api_call("read DaemonSet {namespace}/{name}")
     def get_daemon_set(self, namespace, name):
-        return self._get_or_none(self.apps.read_namespaced_daemon_set, name, namespace)
+        return self._get_or_none(_apps(namespace, "daemonsets", name))
 
     @api_call("list DaemonSets in {namespace}")
     def list_daemon_sets(self, namespace):
         """The namespace's DaemonSets and the list's resourceVersion, for a watch."""
-        body = _json(
-            self.apps.list_namespaced_daemon_set(namespace, _preload_content=False, _request_timeout=self._timeout)
-        )
+        body = self._list(_apps(namespace, "daemonsets"))
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_daemon_sets(self, namespace, resource_version, timeout_seconds):
         return self._watch(
-            self.apps.list_namespaced_daemon_set,
-            resource_version,
-            timeout_seconds,
-            "watch DaemonSets in %s" % namespace,
-            namespace=namespace,
+            _apps(namespace, "daemonsets"), resource_version, timeout_seconds, "watch DaemonSets in %s" % namespace
         )
 
     @api_call("patch DaemonSet {namespace}/{name}", write=True)
     def patch_daemon_set(self, namespace, name, patch):
-        return self._merge_patch(self.apps.patch_namespaced_daemon_set, name, namespace, patch)
+        return self._merge_patch(_apps(namespace, "daemonsets", name), patch)
 
     @api_call("list DaemonSets in every namespace")
     def list_all_daemon_sets(self):
-        return _json(
-            self.apps.list_daemon_set_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
-        )["items"]
+        return self._list(_path("apis", "apps", "v1", "daemonsets"))["items"]
 
     # --- workloads (gpu_smoke_test) ----------------------------------------------------------
     @api_call("create pod {namespace}/{name}", write=True)
     def create_pod(self, namespace, name, body):
-        return _json(
-            self.core.create_namespaced_pod(namespace, body, _preload_content=False, _request_timeout=self._timeout)
-        )
+        return self._call("POST", _core(namespace, "pods"), body=body)
 
     @api_call("delete pod {namespace}/{name}", write=True)
     def delete_pod(self, namespace, name):
         """Delete a pod; None when it was already gone."""
-        return self._delete_or_none(self.core.delete_namespaced_pod, name, namespace)
+        return self._delete_or_none(_core(namespace, "pods", name))
 
     @api_call("list pods in {namespace}")
     def list_namespaced_pods(self, namespace, label_selector=None):
         """The namespace's pods (matching the selector) and the list's resourceVersion, for a watch."""
-        kwargs = {"label_selector": label_selector} if label_selector else {}
-        body = _json(
-            self.core.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=self._timeout, **kwargs)
-        )
+        body = self._list(_core(namespace, "pods"), labelSelector=label_selector)
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_namespaced_pods(self, namespace, resource_version, timeout_seconds, label_selector=None):
-        kwargs = {"label_selector": label_selector} if label_selector else {}
         return self._watch(
-            self.core.list_namespaced_pod,
+            _core(namespace, "pods"),
             resource_version,
             timeout_seconds,
             "watch pods in %s" % namespace,
-            namespace=namespace,
-            **kwargs,
+            labelSelector=label_selector,
         )
 
     @api_call("read Deployment {namespace}/{name}")
     def get_deployment(self, namespace, name):
-        return self._get_or_none(self.apps.read_namespaced_deployment, name, namespace)
+        return self._get_or_none(_apps(namespace, "deployments", name))
 
     @api_call("create Deployment {namespace}/{name}", write=True)
     def create_deployment(self, namespace, name, body):
-        return _json(
-            self.apps.create_namespaced_deployment(
-                namespace, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        return self._call("POST", _apps(namespace, "deployments"), body=body)
 
     @api_call("delete Deployment {namespace}/{name}", write=True)
     def delete_deployment(self, namespace, name):
         """Delete a Deployment and, in the background, its ReplicaSets and pods; None when already gone."""
-        return self._delete_or_none(
-            self.apps.delete_namespaced_deployment, name, namespace, body={"propagationPolicy": "Background"}
-        )
+        return self._delete_or_none(_apps(namespace, "deployments", name), body={"propagationPolicy": "Background"})
 
     @api_call("list Deployments in {namespace}")
     def list_deployments(self, namespace):
-        body = _json(
-            self.apps.list_namespaced_deployment(namespace, _preload_content=False, _request_timeout=self._timeout)
-        )
+        body = self._list(_apps(namespace, "deployments"))
         return body["items"], body["metadata"]["resourceVersion"]
 
     def watch_deployments(self, namespace, resource_version, timeout_seconds):
         return self._watch(
-            self.apps.list_namespaced_deployment,
-            resource_version,
-            timeout_seconds,
-            "watch Deployments in %s" % namespace,
-            namespace=namespace,
+            _apps(namespace, "deployments"), resource_version, timeout_seconds, "watch Deployments in %s" % namespace
         )
-
-    def _delete_or_none(self, delete_function, *args, **kwargs):
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            return _json(delete_function(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs))
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return None
-            raise
 
     # --- secrets (the vGPU licence; their data is never part of an error message) ----------------
     @api_call("read Secret {namespace}/{name}")
     def get_secret(self, namespace, name):
-        return self._get_or_none(self.core.read_namespaced_secret, name, namespace)
+        return self._get_or_none(_core(namespace, "secrets", name))
 
     @api_call("create Secret {namespace}/{name}", write=True)
     def create_secret(self, namespace, name, body):
-        return _json(
-            self.core.create_namespaced_secret(namespace, body, _preload_content=False, _request_timeout=self._timeout)
-        )
+        return self._call("POST", _core(namespace, "secrets"), body=body)
 
     @api_call("patch Secret {namespace}/{name}", write=True)
     def patch_secret(self, namespace, name, patch):
-        return self._merge_patch(self.core.patch_namespaced_secret, name, namespace, patch)
+        return self._merge_patch(_core(namespace, "secrets", name), patch)
 
     @api_call("delete Secret {namespace}/{name}", write=True)
     def delete_secret(self, namespace, name):
-        return self._delete_or_none(self.core.delete_namespaced_secret, name, namespace)
+        return self._delete_or_none(_core(namespace, "secrets", name))
 
     # --- quotas and platform objects --------------------------------------------------------
     @api_call("list ResourceQuotas")
     def list_resource_quotas(self):
-        return _json(
-            self.core.list_resource_quota_for_all_namespaces(_preload_content=False, _request_timeout=self._timeout)
-        )["items"]
+        return self._list(_path("api", "v1", "resourcequotas"))["items"]
 
     @api_call("read ResourceQuota {namespace}/{name}")
     def get_resource_quota(self, namespace, name):
-        return self._get_or_none(self.core.read_namespaced_resource_quota, name, namespace)
+        return self._get_or_none(_core(namespace, "resourcequotas", name))
 
     @api_call("create ResourceQuota {namespace}/{name}", write=True)
     def create_resource_quota(self, namespace, name, body):
-        return _json(
-            self.core.create_namespaced_resource_quota(
-                namespace, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        )
+        return self._call("POST", _core(namespace, "resourcequotas"), body=body)
 
     @api_call("patch ResourceQuota {namespace}/{name}", write=True)
     def patch_resource_quota(self, namespace, name, patch):
-        return self._merge_patch(self.core.patch_namespaced_resource_quota, name, namespace, patch)
+        return self._merge_patch(_core(namespace, "resourcequotas", name), patch)
 
     @api_call("delete ResourceQuota {namespace}/{name}", write=True)
     def delete_resource_quota(self, namespace, name):
-        return self._delete_or_none(self.core.delete_namespaced_resource_quota, name, namespace)
+        return self._delete_or_none(_core(namespace, "resourcequotas", name))
 
     @api_call("list {plural}.{group}/{version}")
     def list_custom_objects(self, group, version, plural):
         """Every object of a custom resource in every namespace; an empty list when its CRD is not installed."""
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            body = _json(
-                self.custom.list_cluster_custom_object(
-                    group, version, plural, _preload_content=False, _request_timeout=self._timeout
-                )
-            )
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return []
-            raise
-        return body["items"]
+        return self._list_items_or_empty(_path("apis", group, version, plural))
 
     @api_call("create {plural}.{group} {name}", write=True)
     def create_custom_object(self, group, version, plural, namespace, name, body):
         """Create a custom object; ``namespace`` None for a cluster-scoped kind."""
-        if namespace is None:
-            response = self.custom.create_cluster_custom_object(
-                group, version, plural, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        else:
-            response = self.custom.create_namespaced_custom_object(
-                group, version, namespace, plural, body, _preload_content=False, _request_timeout=self._timeout
-            )
-        return _json(response)
+        return self._call("POST", _custom(group, version, namespace, plural), body=body)
 
     @api_call("patch {plural}.{group} {name}", write=True)
     def patch_custom_object(self, group, version, plural, namespace, name, patch):
         """JSON merge patch of a custom object; ``namespace`` None for a cluster-scoped kind."""
-        if namespace is None:
-            return self._merge_patch(self.custom.patch_cluster_custom_object, group, version, plural, name, patch)
-        return self._merge_patch(
-            self.custom.patch_namespaced_custom_object, group, version, namespace, plural, name, patch
-        )
-
-    def _get_or_none(self, read_function, *args):
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            return _json(read_function(*args, _preload_content=False, _request_timeout=self._timeout))
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return None
-            raise
+        return self._merge_patch(_custom(group, version, namespace, plural, name), patch)

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""KubeApi's error path and retries, with the typed API functions replaced by fakes: watch starts
+"""KubeApi's error path and retries, with the ApiClient's ``call_api`` (which sends one request)
+replaced by a fake; the request itself is built by the real client: watch starts
 and streams that fail in each way a real control plane fails, reads retried, writes not retried
 after an ambiguous failure. (tests/integration/test_api_resilience.py does the same against the
 real API server through a fault-injecting proxy.)"""
@@ -11,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -99,24 +101,50 @@ def kube(clock):
     )
 
 
+class Reply(object):
+    """What ``ApiClient.call_api`` returns for a 2xx answer: the raw response in ``response``."""
+
+    status = 200
+
+    def __init__(self, response):
+        self.response = response
+
+
 class Calls(object):
-    """Stands in for a typed API function: each call takes the next of ``answers`` (raise it if it
-    is an exception, return it otherwise) and records its arguments."""
+    """Stands in for ``ApiClient.call_api``: each call takes the next of ``answers`` (raise it if it is
+    an exception, answer 200 with it otherwise) and records the request: method, url (with its query),
+    headers, body and the request timeout."""
 
     def __init__(self, *answers):
         self.answers = list(answers)
         self.calls = []
 
-    def __call__(self, *args, **kwargs):
-        self.calls.append((args, kwargs))
+    def __call__(self, method, url, header_params=None, body=None, post_params=None, _request_timeout=None):
+        self.calls.append(Request(method, url, header_params, body, _request_timeout))
         answer = self.answers.pop(0)
         if isinstance(answer, BaseException):
             raise answer
-        return answer(kwargs) if callable(answer) else answer
+        return Reply(answer)
+
+
+class Request(object):
+    def __init__(self, method, url, headers, body, timeout):
+        self.method = method
+        url = urlsplit(url)
+        self.path = url.path
+        self.query = dict(parse_qsl(url.query))
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+
+
+def answer_with(kube, calls):
+    kube.api_client.call_api = calls
+    return calls
 
 
 def watch(kube, calls, resource_version="100", seconds=60):
-    kube.core.list_node = calls
+    answer_with(kube, calls)
     return list(kube.watch_nodes(resource_version, seconds))
 
 
@@ -135,17 +163,22 @@ def test_a_watch_yields_events_and_asks_for_a_bounded_stream(kube, clock):
     stream = Stream([event("ADDED", node("a", 101)), b"\n", event("BOOKMARK", node("", 102))], clock=clock, step=30)
     calls = Calls(stream)
     assert watch(kube, calls) == [("ADDED", node("a", 101)), ("BOOKMARK", node("", 102))]
-    kwargs = calls.calls[0][1]
-    assert kwargs["watch"] is True and kwargs["resource_version"] == "100" and kwargs["timeout_seconds"] == 60
-    assert kwargs["allow_watch_bookmarks"] is True and kwargs["_preload_content"] is False
-    assert kwargs["_request_timeout"] == (10.0, 75.0)  # reads may pause until the server ends the watch
+    request = calls.calls[0]
+    assert request.method == "GET" and request.path == "/api/v1/nodes"
+    assert request.query == {
+        "watch": "true",
+        "resourceVersion": "100",
+        "timeoutSeconds": "60",
+        "allowWatchBookmarks": "true",
+    }
+    assert request.timeout == (10.0, 75.0)  # reads may pause until the server ends the watch
     assert stream.released and not stream.closed  # a finished stream's connection can be reused
 
 
 def test_a_watch_is_never_longer_than_max_watch_seconds(kube, clock):
     calls = Calls(Stream([event("ADDED", node("a", 101))], clock=clock, step=300))
     watch(kube, calls, seconds=900)
-    assert calls.calls[0][1]["timeout_seconds"] == 300
+    assert calls.calls[0].query["timeoutSeconds"] == "300"
 
 
 def test_a_watch_start_refused_names_the_watch_and_gives_the_servers_message(kube):
@@ -175,7 +208,7 @@ def test_a_watch_start_is_retried_like_a_read(kube, clock):
     calls = Calls(api_exception(503, "unavailable"), NewConnectionError(None, "refused"), stream)
     assert watch(kube, calls) == [("ADDED", node("a", 101))]
     assert len(calls.calls) == 3 and clock.sleeps == [0.25, 0.5]
-    assert [call[1]["resource_version"] for call in calls.calls] == ["100"] * 3
+    assert [call.query["resourceVersion"] for call in calls.calls] == ["100"] * 3
 
 
 def test_a_watch_start_gives_up_within_the_watch_length(kube, clock):
@@ -193,7 +226,7 @@ def test_a_watch_start_gives_up_within_the_watch_length(kube, clock):
 )
 def test_a_stream_that_breaks_off_is_a_watch_dropped_naming_the_watch(kube, failure):
     stream = Stream([event("ADDED", node("a", 101))], error=failure)
-    kube.core.list_node = Calls(stream)
+    answer_with(kube, Calls(stream))
     events = kube.watch_nodes("100", 60)
     assert next(events) == ("ADDED", node("a", 101))
     with pytest.raises(WatchDropped) as error:
@@ -254,7 +287,7 @@ def test_other_error_events_are_plain_errors(kube):
 
 def test_a_consumer_that_stops_early_closes_the_stream(kube):
     stream = Stream([event("ADDED", node("a", 101)), event("ADDED", node("b", 102))])
-    kube.core.list_node = Calls(stream)
+    answer_with(kube, Calls(stream))
     events = kube.watch_nodes("100", 60)
     next(events)
     events.close()
@@ -262,13 +295,15 @@ def test_a_consumer_that_stops_early_closes_the_stream(kube):
 
 
 def test_other_watches_name_their_objects(kube):
-    kube.core.list_pod_for_all_namespaces = Calls(Stream([], error=reset()))
+    calls = answer_with(kube, Calls(Stream([], error=reset())))
     with pytest.raises(WatchDropped) as error:
         list(kube.watch_pods_on_node("gpu-a100-0", "5", 60))
     assert error.value.msg.startswith("Failed to watch pods on node gpu-a100-0: the watch stream broke off: ")
-    kube.apps.list_namespaced_daemon_set = Calls(api_exception(403, "daemonsets is forbidden", reason="Forbidden"))
+    assert calls.calls[0].path == "/api/v1/pods" and calls.calls[0].query["fieldSelector"] == "spec.nodeName=gpu-a100-0"
+    calls = answer_with(kube, Calls(api_exception(403, "daemonsets is forbidden", reason="Forbidden")))
     with pytest.raises(GpuShareError) as error:
         list(kube.watch_daemon_sets("gpu-operator", "5", 60))
+    assert calls.calls[0].path == "/apis/apps/v1/namespaces/gpu-operator/daemonsets"
     assert error.value.msg == "Failed to watch DaemonSets in gpu-operator: daemonsets is forbidden (HTTP 403)"
 
 
@@ -277,16 +312,14 @@ def test_other_watches_name_their_objects(kube):
 
 def test_a_list_is_retried_and_sends_request_timeouts(kube, clock):
     body = Data({"items": [node("a", 1)], "metadata": {"resourceVersion": "9"}})
-    calls = Calls(api_exception(429, "throttled", retry_after=1), reset(), body)
-    kube.core.list_node = calls
+    calls = answer_with(kube, Calls(api_exception(429, "throttled", retry_after=1), reset(), body))
     assert kube.list_nodes() == ([node("a", 1)], "9")
     assert len(calls.calls) == 3 and clock.sleeps == [1.0, 0.5]
-    assert all(call[1]["_request_timeout"] == (10.0, 60.0) for call in calls.calls)
+    assert all(call.timeout == (10.0, 60.0) for call in calls.calls)
 
 
 def test_a_patch_is_not_retried_after_the_connection_broke(kube, clock):
-    calls = Calls(reset())
-    kube.core.patch_node = calls
+    calls = answer_with(kube, Calls(reset()))
     with pytest.raises(OutcomeUnknown) as error:
         kube.patch_node("gpu-a100-0", {"metadata": {"labels": {"a": "b"}}})
     assert len(calls.calls) == 1 and clock.sleeps == []
@@ -295,15 +328,19 @@ def test_a_patch_is_not_retried_after_the_connection_broke(kube, clock):
 
 
 def test_a_refused_patch_is_retried(kube, clock):
-    calls = Calls(NewConnectionError(None, "Connection refused"), Data({"metadata": {"name": "a"}}))
-    kube.core.patch_node = calls
-    assert kube.patch_node("a", {}) == {"metadata": {"name": "a"}}
+    calls = answer_with(kube, Calls(NewConnectionError(None, "Connection refused"), Data({"metadata": {"name": "a"}})))
+    assert kube.patch_node("a", {"metadata": {"labels": {"x": None}}}) == {"metadata": {"name": "a"}}
     assert len(calls.calls) == 2
+    request = calls.calls[1]
+    assert request.method == "PATCH" and request.path == "/api/v1/nodes/a"
+    assert request.headers["Content-Type"] == "application/merge-patch+json"
+    assert request.body == {"metadata": {"labels": {"x": None}}}  # sent as JSON: null deletes a label
 
 
 def test_an_eviction_refused_by_a_budget_is_not_retried(kube, clock):
-    calls = Calls(api_exception(429, "Cannot evict pod as it would violate the pod's disruption budget."))
-    kube.core.create_namespaced_pod_eviction = calls
+    calls = answer_with(
+        kube, Calls(api_exception(429, "Cannot evict pod as it would violate the pod's disruption budget."))
+    )
     with pytest.raises(GpuShareError) as error:
         kube.evict_pod("default", "cuda-job")
     assert len(calls.calls) == 1 and error.value.status == 429 and not isinstance(error.value, OutcomeUnknown)
@@ -311,15 +348,25 @@ def test_an_eviction_refused_by_a_budget_is_not_retried(kube, clock):
 
 
 def test_a_create_that_conflicts_fails_with_409(kube):
-    calls = Calls(api_exception(409, 'configmaps "cm" already exists', reason="Conflict"))
-    kube.core.create_namespaced_config_map = calls
+    calls = answer_with(kube, Calls(api_exception(409, 'configmaps "cm" already exists', reason="Conflict")))
     with pytest.raises(GpuShareError) as error:
         kube.create_config_map("gpu-operator", "cm", {"a": "b"})
     assert len(calls.calls) == 1 and error.value.status == 409
 
 
 def test_a_missing_object_reads_as_none_without_retries(kube):
-    calls = Calls(api_exception(404, 'configmaps "cm" not found', reason="Not Found"))
-    kube.core.read_namespaced_config_map = calls
+    calls = answer_with(kube, Calls(api_exception(404, 'configmaps "cm" not found', reason="Not Found")))
     assert kube.get_config_map("gpu-operator", "cm") is None
     assert len(calls.calls) == 1
+
+
+def test_a_name_is_one_escaped_path_segment(kube):
+    # A name the API would refuse never reaches another object's path.
+    calls = answer_with(kube, Calls(Data({})))
+    kube.get_config_map("gpu-operator", "a/../b c")
+    assert calls.calls[0].path == "/api/v1/namespaces/gpu-operator/configmaps/a%2F..%2Fb%20c"
+
+
+def test_a_missing_custom_resource_lists_as_empty(kube):
+    answer_with(kube, Calls(api_exception(404, "the server could not find the requested resource")))
+    assert kube.list_cluster_policies() == []
