@@ -5,9 +5,10 @@
 
 Requests are made by path through the client's ApiClient and answers parsed as JSON: the domain
 logic works on the API's own JSON shape, a 1,000-node LIST parses in a fraction of the time the typed
-models take, and the typed API classes (over a second to import) are never loaded. Every method converts API failures into ``GpuShareError`` naming the object involved, after
-the retries of ``kube/retry.py`` (reads retried on throttling, 5xx and broken connections; writes only
-when they certainly were not processed)."""
+models take, and the typed API classes (over a second to import) are never loaded. Every method
+converts API failures into ``GpuShareError`` naming the object involved, after the retries of
+``kube/retry.py`` (reads retried on throttling, 5xx and broken connections; writes only when they
+certainly were not processed)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +16,6 @@ __metaclass__ = type
 
 import json
 from http.client import HTTPException
-
 from urllib.parse import quote
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (
