@@ -7,13 +7,15 @@ Each step runs one module through ``ansible-playbook`` exactly as the integratio
 reports its wall time and the API requests it made (from the API server's audit log):
 
 1. ``ansible.builtin.ping``: what ansible-playbook itself costs, to subtract from the rest;
-2. ``gpu_info`` on the unshared fleet;
-3. ``gpu_timeslicing`` with ``make_default: true``: the rollout to every GPU node, waiting until each
+2. ``kubernetes.core.k8s_info`` listing the nodes: the task users compare a module's cost with;
+3. ``gpu_info`` on the unshared fleet;
+4. ``gpu_timeslicing`` with ``make_default: true``: the rollout to every GPU node, waiting until each
    advertises count x replicas;
-4. the same task again: the no-op second run;
-5. ``gpu_info`` on the shared fleet.
+5. the same task again: the no-op second run;
+6. ``gpu_info`` on the shared fleet.
 
-Writes ``modules.json`` and ``modules.md``. A measuring script, not a test: it asserts nothing,
+Each step also reports the peak resident memory of its largest process and its time as a ratio of the
+k8s_info step's. Writes ``modules.json`` and ``modules.md``. A measuring script, not a test: it asserts nothing,
 but records when a step failed.
 """
 
@@ -42,6 +44,7 @@ def measure(cluster, api_client, label, module, args):
         "requests": len(audit.requests),
         "writes": len(audit.writes),
         "requests_by_verb": audit.summary(),
+        "peak_rss_mib": result["_peak_rss_mib"],
     }
     if step["failed"]:
         step["msg"] = result.get("msg")
@@ -79,6 +82,9 @@ def main(argv=None):
     rollout = dict(replicas=args.replicas, config_key="bench-shared", make_default=True, wait_timeout=args.wait_timeout)
     steps = [
         measure(cluster, api_client, "ansible-playbook overhead (ping)", "ansible.builtin.ping", {}),
+        measure(
+            cluster, api_client, "kubernetes.core.k8s_info of the nodes", "kubernetes.core.k8s_info", {"kind": "Node"}
+        ),
         measure(cluster, api_client, "gpu_info, unshared fleet", "gpu_info", {}),
         measure(
             cluster, api_client, "time-slicing rollout to every GPU node, with the wait", "gpu_timeslicing", rollout
@@ -109,20 +115,23 @@ def render(results):
         "Wall time of `ansible-playbook` running the one task (ping: ansible's own share). "
         "Requests: every API request the module made, from the audit log.",
         "",
-        "| step | seconds | changed | requests | writes | requests by verb |",
-        "|---|---:|:-:|---:|---:|---|",
+        "| step | seconds | x k8s_info | changed | requests | writes | peak MiB | requests by verb |",
+        "|---|---:|---:|:-:|---:|---:|---:|---|",
     ]
+    reference = next(step["seconds"] for step in results["steps"] if step["module"] == "kubernetes.core.k8s_info")
     for step in results["steps"]:
         verbs = ", ".join("%s %d" % item for item in step["requests_by_verb"].items()) or "-"
         lines.append(
-            "| %s%s | %.1f | %s | %d | %d | %s |"
+            "| %s%s | %.1f | %.2f | %s | %d | %d | %s | %s |"
             % (
                 step["step"],
                 " **(failed)**" if step["failed"] else "",
                 step["seconds"],
+                step["seconds"] / reference if reference else 0,
                 "yes" if step["changed"] else "no",
                 step["requests"],
                 step["writes"],
+                "%.0f" % step["peak_rss_mib"],
                 verbs,
             )
         )

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Benchmarks (`make bench`): the local cluster, then the modules on a large fleet.
+# Benchmarks (`make bench`): the local cluster, the modules on a large fleet, then gpushare.k8s against the
+# same change written with kubernetes.core (bench_ab.py, at BENCH_SCALES GPU nodes).
 #
-#   benchmarks/run.sh            BENCH_NODES=1000 BENCH_PROFILE=openshift by default
+#   benchmarks/run.sh            BENCH_NODES=1000 BENCH_PROFILE=openshift BENCH_SCALES=1,10,100,1000 by default
 #
 # Stops any cluster in the state folder first and stops the benchmark's cluster at the end (the
 # folder and ports are testbed/cluster.py's: GPUSHARE_CLUSTER_DIR, GPUSHARE_ETCD_PORT,
-# GPUSHARE_APISERVER_PORT). Results: benchmarks/results/{cluster,modules}.{json,md} and summary.md
-# (git-ignored), printed at the end.
+# GPUSHARE_APISERVER_PORT). Results: benchmarks/results/{cluster,modules,ab}.{json,md} and summary.md
+# (git-ignored), printed at the end; the A/B table, with its date and machine, also replaces the one in
+# README.md (between the bench markers).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -15,28 +17,39 @@ PY=${PY:-$REPO/.venv/bin/python}
 OUT=$REPO/benchmarks/results
 NODES=${BENCH_NODES:-1000}
 PROFILE=${BENCH_PROFILE:-openshift}
+SCALES=${BENCH_SCALES:-1,10,100,1000}
+SELECTOR_SCALES=${BENCH_SELECTOR_SCALES:-1,10,100}
 
 export PYTHONPATH="$REPO:$REPO/.build${PYTHONPATH:+:$PYTHONPATH}"
 export ANSIBLE_COLLECTIONS_PATH="$REPO/.build"
 unset KUBECONFIG
 mkdir -p "$OUT"
+rm -f "$OUT/ab.md"  # a table from an earlier run is never reported as this one's
 trap '"$PY" "$REPO/testbed/cluster.py" down >/dev/null 2>&1' EXIT
 
 "$PY" benchmarks/bench_cluster.py --profile "$PROFILE" --nodes "$NODES" --out "$OUT" >/dev/null
 rc=0
 "$PY" benchmarks/bench_modules.py --out "$OUT" >/dev/null || rc=$?
+if [ "$PROFILE" = openshift ]; then  # the reference playbook targets the openshift profile's operator
+    "$PY" benchmarks/bench_ab.py --scales "$SCALES" --selector-scales "$SELECTOR_SCALES" --out "$OUT" >/dev/null || rc=$?
+fi
+machine="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown),\
+ $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
 
 {
     echo "## gpushare.k8s benchmarks"
     echo
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
-         "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
     cat "$OUT/cluster.md"
     echo
     cat "$OUT/modules.md"
+    if [ -f "$OUT/ab.md" ]; then echo; cat "$OUT/ab.md"; fi
 } > "$OUT/summary.md"
+if [ -f "$OUT/ab.md" ]; then
+    "$PY" benchmarks/readme_table.py README.md "$OUT/ab.md" "$machine"
+fi
 cat "$OUT/summary.md"
 echo
-echo "JSON: $OUT/cluster.json $OUT/modules.json"
+echo "JSON: $OUT/cluster.json $OUT/modules.json $OUT/ab.json"
 exit $rc
