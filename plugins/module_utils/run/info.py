@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner behind gpu_info: one LIST of policies, nodes and pods, and the planner's inventory of them."""
+"""The runner behind gpu_info: one LIST of policies, nodes and workload pods, and the planner's inventory of them."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 
@@ -31,7 +32,8 @@ def run_gpu_info(module):
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
     nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
-    inventory = build_inventory(policy, config_map, nodes, kube.list_pods())
+    pods = kube.list_pods(field_selector=workload_pods_selector(namespace))
+    inventory = build_inventory(policy, config_map, nodes, pods)
     inventory["findings"] = findings + inventory["findings"]
     inventory.update(changed=False, namespace=namespace)
     return inventory

@@ -30,6 +30,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods impor
     gpu_pods_by_node,
     gpu_requests,
     is_active_gpu_pod,
+    workload_pods_selector,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
@@ -186,6 +187,13 @@ GPU_CONTAINER = [container(limits={"nvidia.com/gpu": "1"})]
 )
 def test_is_active_gpu_pod(node_name, phase, containers, expected):
     assert is_active_gpu_pod(pod("job", containers, node_name=node_name, phase=phase)) is expected
+
+
+def test_workload_pods_leave_out_finished_pods_and_the_operators_namespace():
+    assert workload_pods_selector("gpu-operator") == (
+        "metadata.namespace!=gpu-operator,status.phase!=Succeeded,status.phase!=Failed"
+    )
+    assert workload_pods_selector(None) == "status.phase!=Succeeded,status.phase!=Failed"
 
 
 def test_gpu_pods_by_node():
