@@ -35,7 +35,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, ".build"), os.path.join(REPO, "tests", "integration")]
 
 from integration_helpers import ANSIBLE_PLAYBOOK, AuditWindow, Cluster, module_env, run_measured  # noqa: E402
-from kubernetes import client  # noqa: E402
+from settle import wait_until_settled  # noqa: E402
 
 from testbed import seed  # noqa: E402
 from testbed.cluster import SIMULATOR_USER  # noqa: E402
@@ -45,58 +45,13 @@ PLAYBOOKS = {
     "gpushare.k8s": os.path.join(REPO, "benchmarks", "playbooks", "gpushare_timeslicing.yml"),
 }
 SELECTOR = "nvidia.com/gpu.present=true"
-QUIET_SECONDS = 2
 
 
 def reseed(api_client, nodes):
     """The openshift fleet with ``nodes`` GPU nodes, as seeded, once the cluster has nothing left to do: every
-    DaemonSet rolled out to every node (the controller manager creates their pods), then no node change for
-    QUIET_SECONDS (the simulator)."""
+    DaemonSet rolled out to every node, then no node change for a while (settle.py)."""
     seed.reset(api_client, "openshift", nodes=nodes)
-    apps = client.AppsV1Api(api_client)
-    watch_until(apps.list_daemon_set_for_all_namespaces, lambda items: all(map(rolled_out, items.values())))
-    watch_until(client.CoreV1Api(api_client).list_node, None)
-
-
-def rolled_out(daemon_set):
-    status = daemon_set.get("status") or {}
-    desired = status.get("desiredNumberScheduled", 0)
-    return status.get("observedGeneration") == daemon_set["metadata"].get("generation") and desired == status.get(
-        "currentNumberScheduled"
-    ) == status.get("updatedNumberScheduled", 0) == status.get("numberAvailable", 0)
-
-
-def watch_until(list_call, done, limit=900):
-    """LIST, then watch in QUIET_SECONDS windows until ``done({name: object})`` holds; with ``done`` None, until a
-    window passes with no change at all. Bounded by ``limit`` seconds."""
-    deadline = time.monotonic() + limit
-    listed = json.loads(list_call(_preload_content=False).data)
-    items = dict(
-        (item["metadata"].get("namespace", "") + "/" + item["metadata"]["name"], item) for item in listed["items"]
-    )
-    resource_version = listed["metadata"]["resourceVersion"]
-    while time.monotonic() < deadline:
-        if done is not None and done(items):
-            return
-        changed = False
-        stream = list_call(
-            watch=True, resource_version=resource_version, timeout_seconds=QUIET_SECONDS, _preload_content=False
-        )
-        for line in stream:
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            obj = event["object"]
-            resource_version = obj["metadata"].get("resourceVersion", resource_version)
-            key = obj["metadata"].get("namespace", "") + "/" + obj["metadata"].get("name", "")
-            if event["type"] == "DELETED":
-                items.pop(key, None)
-            elif event["type"] in ("ADDED", "MODIFIED"):
-                items[key] = obj
-            changed = True
-        if done is None and not changed:
-            return
-    raise SystemExit("the cluster was still changing after %ds (%s)" % (limit, list_call.__name__))
+    wait_until_settled(api_client)
 
 
 def timestamp(text):

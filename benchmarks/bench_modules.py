@@ -28,6 +28,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, ".build"), os.path.join(REPO, "tests", "integration")]
 
 from integration_helpers import AuditWindow, Cluster, run_module  # noqa: E402  (after the path set-up)
+from settle import wait_until_settled  # noqa: E402
 
 
 def measure(cluster, api_client, label, module, args):
@@ -79,6 +80,7 @@ def main(argv=None):
 
     cluster = Cluster()
     api_client = cluster.api_client()
+    wait_until_settled(api_client)  # the fleet bench_cluster.py just seeded
     rollout = dict(replicas=args.replicas, config_key="bench-shared", make_default=True, wait_timeout=args.wait_timeout)
     steps = [
         measure(cluster, api_client, "ansible-playbook overhead (ping)", "ansible.builtin.ping", {}),

@@ -12,10 +12,10 @@ Nothing here fakes or intercepts the API: modules talk to the real kube-apiserve
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 
@@ -213,32 +213,41 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
     return result
 
 
+# Runs a command and writes the peak resident KiB of its largest process to a file. A small process of its own:
+# a child forked straight from a large one (the test process) counts the parent's memory in its ru_maxrss, since
+# Linux keeps the high-water mark of the memory a process had before exec.
+MEASURE_WRAPPER = (
+    "import os, subprocess, sys; process = subprocess.Popen(sys.argv[2:]); "
+    "_p, status, usage = os.wait4(process.pid, 0); "
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); sys.exit(os.waitstatus_to_exitcode(status) % 256)"
+)
+
+
 def run_measured(command, env, cwd, timeout):
     """(exit code, output, peak resident MiB of its largest process) of a command; killed after ``timeout``.
 
     wait4's usage covers the process and every descendant it waited for (the module processes of an
     ansible-playbook run): its ru_maxrss is the largest of them. For benchmarks; tests never assert it.
     """
-    with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(command, env=env, cwd=cwd, stdout=output, stderr=subprocess.STDOUT)
-        timed_out = threading.Event()
-
-        def kill():
-            timed_out.set()
-            process.kill()
-
-        killer = threading.Timer(timeout, kill)
-        killer.start()
+    with tempfile.TemporaryFile() as output, tempfile.NamedTemporaryFile("r") as peak:
+        process = subprocess.Popen(
+            [sys.executable, "-c", MEASURE_WRAPPER, peak.name] + list(command),
+            env=env,
+            cwd=cwd,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: a timeout kills the command too
+        )
         try:
-            _pid, status, usage = os.wait4(process.pid, 0)
-        finally:
-            killer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if timed_out.is_set():
-            raise subprocess.TimeoutExpired(command, timeout)
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
         output.seek(0)
         text = output.read().decode(errors="replace")
-    return process.returncode, text, round(usage.ru_maxrss / 1024.0, 1)
+        peak_kib = peak.read().strip()
+    return process.returncode, text, round(int(peak_kib) / 1024.0, 1) if peak_kib else None
 
 
 def run_playbook(cluster, playbook, *args, inventory="localhost,", env=None, timeout=1800):
