@@ -803,7 +803,8 @@ def _delete_if_exists(delete, name, namespace):
 
 
 def _delete_test_namespaces(kube, profile):
-    """Delete non-system namespaces; their pods go at once so no GPU stays held by a terminating pod."""
+    """Delete non-system namespaces and the pods tests made in the others; their pods go at once so no GPU stays
+    held by a terminating pod."""
     system = set(SYSTEM_NAMESPACES) | set(profile.namespaces)
     for namespace in as_dict(kube.core.list_namespace)["items"]:
         name = namespace["metadata"]["name"]
@@ -813,6 +814,14 @@ def _delete_test_namespaces(kube, profile):
             kube.core.delete_namespace(name, _preload_content=False)
         kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0, _preload_content=False)
     kube.core.delete_collection_namespaced_pod("default", grace_period_seconds=0, _preload_content=False)
+    # A pod a test made in a kept namespace (the operator's own GPU validator, say) would hold its node's GPUs
+    # in every later test; the seeded pods all have an owner (DaemonSet, ReplicaSet).
+    for namespace in profile.namespaces:
+        for pod in as_dict(kube.core.list_namespaced_pod, namespace)["items"]:
+            if not pod["metadata"].get("ownerReferences"):
+                kube.core.delete_namespaced_pod(
+                    pod["metadata"]["name"], namespace, grace_period_seconds=0, _preload_content=False
+                )
 
 
 def main(argv=None):
