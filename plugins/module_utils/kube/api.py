@@ -158,38 +158,28 @@ class KubeApi(object):
         """A JSON merge patch (RFC 7386), returning the object."""
         return self._call("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
-    def _get_or_none(self, path):
-        """The object at ``path``, or None when it does not exist."""
+    def _unless_missing(self, missing, method, path, body=None):
+        """One request's JSON answer, or ``missing`` when the API answers 404 (no such object or resource)."""
         from kubernetes.client.exceptions import ApiException
 
         try:
-            return self._call("GET", path)
+            return self._call(method, path, body=body)
         except ApiException as exc:
             if exc.status == NOT_FOUND:
-                return None
+                return missing
             raise
+
+    def _get_or_none(self, path):
+        """The object at ``path``, or None when it does not exist."""
+        return self._unless_missing(None, "GET", path)
 
     def _delete_or_none(self, path, body=None):
         """Delete the object at ``path``; None when it was already gone."""
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            return self._call("DELETE", path, body=body)
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return None
-            raise
+        return self._unless_missing(None, "DELETE", path, body)
 
     def _list_items_or_empty(self, path):
         """A LIST's items; an empty list when the resource does not exist (its CRD is not installed)."""
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            return self._list(path)["items"]
-        except ApiException as exc:
-            if exc.status == NOT_FOUND:
-                return []
-            raise
+        return self._unless_missing({"items": []}, "GET", path)["items"]
 
     # --- nodes -----------------------------------------------------------------------------
     @api_call("list nodes")
