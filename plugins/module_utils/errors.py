@@ -10,12 +10,78 @@ __metaclass__ = type
 import functools
 import inspect
 import json
+import re
 
 # The HTTP statuses the collection acts on.
 NOT_FOUND = 404
 CONFLICT = 409
 GONE = 410
 TOO_MANY_REQUESTS = 429
+FORBIDDEN = 403
+
+# The roles roles/rbac/files/ ships (docs/RBAC.md), as (kind, name, ("<API group> <resource>: <verbs>", ...)),
+# "core" for the core group; the 403 message names the ones granting what was refused.
+# tests/unit/plugins/module_utils/test_errors_rbac.py checks this table against those files.
+RBAC_ROLES = (
+    (
+        "ClusterRole",
+        "gpushare-viewer",
+        (
+            "core nodes: list watch",
+            "core pods: list watch",
+            "core events: list",
+            "core namespaces: get",
+            "core resourcequotas: get list",
+            "apps daemonsets: get list watch",
+            "apps deployments: get list watch",
+            "nvidia.com clusterpolicies: list",
+            "machine.openshift.io machinesets: list",
+            "autoscaling.openshift.io machineautoscalers: list",
+            "autoscaling.openshift.io clusterautoscalers: list",
+        ),
+    ),
+    (
+        "ClusterRole",
+        "gpushare-sharing",
+        ("core nodes: patch", "core pods/eviction: create", "nvidia.com clusterpolicies: patch"),
+    ),
+    (
+        "ClusterRole",
+        "gpushare-readiness",
+        (
+            "nvidia.com clusterpolicies: patch",
+            "core resourcequotas: create patch delete",
+            "core pods: create delete",
+            "apps deployments: create delete",
+            "machine.openshift.io machinesets: patch",
+            "autoscaling.openshift.io machineautoscalers: create patch",
+            "autoscaling.openshift.io clusterautoscalers: patch",
+            "core nodes: patch",
+        ),
+    ),
+    ("Role", "gpushare-viewer", ("core configmaps: get list", "core secrets: get")),
+    ("Role", "gpushare-sharing", ("core configmaps: create patch delete", "apps daemonsets: patch")),
+    (
+        "Role",
+        "gpushare-readiness",
+        ("core secrets: create patch delete", "core configmaps: create patch delete", "apps daemonsets: patch"),
+    ),
+    ("Role", "gpushare-diagnostics", ("core pods/exec: get create",)),
+)
+# The API server's 403 message: 'User "u" cannot patch resource "nodes" in API group "" at the cluster scope'.
+_FORBIDDEN_RE = re.compile(r'cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]*)")?')
+
+
+def rbac_grants():
+    """The shipped roles' rules as (kind, role, API group, resource, verb), "" for the core group, in table order."""
+    grants = []
+    for kind, role, rules in RBAC_ROLES:
+        for rule in rules:
+            target, verbs = rule.split(": ")
+            group, resource = target.split(" ")
+            for verb in verbs.split():
+                grants.append((kind, role, "" if group == "core" else group, resource, verb))
+    return grants
 
 
 class GpuShareError(Exception):
@@ -71,15 +137,39 @@ def _one_line(text):
     return " ".join(str(text).split())
 
 
+def forbidden_hint(message):
+    """For the API server's 403 ``message``: the verb and resource refused and the shipped role granting them, as a
+    sentence; None when the message names no verb and resource."""
+    match = _FORBIDDEN_RE.search(message or "")
+    if not match:
+        return None
+    verb, resource, group, namespace = match.groups()
+    roles = []
+    for kind, role, role_group, role_resource, role_verb in rbac_grants():
+        if (role_group, role_resource, role_verb) == (group, resource, verb):
+            where = " in namespace %s" % namespace if kind == "Role" and namespace else ""
+            roles.append("the %s %s%s" % (role, kind, where))
+    return "The identity lacks '%s' on '%s'; %s (docs/RBAC.md)" % (
+        verb,
+        "%s.%s" % (resource, group) if group else resource,
+        "bind " + " or ".join(roles) if roles else "no role of gpushare.k8s grants it",
+    )
+
+
 def error_from_exception(what, exc, note=None, error_class=GpuShareError):
     """The GpuShareError for an API failure ``exc`` while trying to ``what`` ("patch node x").
 
-    An HTTP answer gives the server's own message and its status; a transport failure says the API
-    could not be reached and why. ``note`` (a sentence) is appended, e.g. how many attempts were made.
+    An HTTP answer gives the server's own message and its status (for a 403, also the verb, the resource and
+    the shipped role that grants them); a transport failure says the API could not be reached and why.
+    ``note`` (a sentence) is appended, e.g. how many attempts were made.
     """
     status = getattr(exc, "status", None)
     if status:  # an ApiException with an HTTP answer
-        text = "%s (HTTP %s)" % (_one_line(_api_message(getattr(exc, "body", None)) or exc.reason), status)
+        message = _one_line(_api_message(getattr(exc, "body", None)) or exc.reason)
+        text = "%s (HTTP %s)" % (message, status)
+        hint = forbidden_hint(message) if status == FORBIDDEN else None
+        if hint:
+            text = "%s. %s" % (text, hint)
         reason = exc.reason
     else:
         # urllib3 and socket errors, and the ApiException(status=0) the client raises for TLS errors.

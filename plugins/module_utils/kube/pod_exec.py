@@ -19,7 +19,11 @@ import json
 import re
 import time
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (
+    FORBIDDEN,
+    GpuShareError,
+    forbidden_hint,
+)
 
 try:
     import websocket
@@ -126,7 +130,8 @@ def exec_in_pod(api_client, pod, container, command, timeout):
         status, message = _refusal(str(exc.reason))
         if KUBELET_UNREACHABLE_MARK in message:
             raise KubeletUnreachable("%s failed: %s" % (what, message), status=status)
-        raise GpuShareError("%s failed: %s" % (what, message), status=status)
+        hint = forbidden_hint(message) if status == FORBIDDEN else None
+        raise GpuShareError("%s failed: %s%s" % (what, message, ". " + hint if hint else ""), status=status)
     try:
         connection.run_forever(timeout=max(0.0, timeout - (time.monotonic() - started)))
         if connection.is_open():
