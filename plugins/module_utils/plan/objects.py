@@ -56,6 +56,8 @@ class ObjectWrites(object):
         self.before = {}
         self.after = {}
         self.warnings = []
+        self.conflicts = 0  # 409 Conflicts met while writing, each followed by a fresh read and plan
+        self.written = []  # what run/writer.py wrote of this plan, once it wrote it all
 
     @property
     def create_config_map(self):
@@ -113,21 +115,44 @@ class ObjectWrites(object):
         )
 
 
+def on_version_read(obj, patch):
+    """``patch`` made conditional on ``obj`` being as read: it carries ``obj``'s ``metadata.resourceVersion``,
+    so the API server answers 409 Conflict when someone changed the object in between (a merge patch with a
+    resourceVersion is an optimistic-concurrency precondition); the runner then reads again and plans again
+    (``run/writer.py``, ``write_replanning``)."""
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    if version:
+        patch.setdefault("metadata", {})["resourceVersion"] = version
+    return patch
+
+
 def recorded(obj, patch, section, previous_values):
     """``patch`` plus the restore-record annotation keeping ``previous_values`` of ``section`` of ``obj``
-    (see restore_record); the annotation is left out when every field is already recorded."""
+    (see restore_record); the annotation is left out when every field is already recorded.
+
+    The annotation is one JSON string written whole, so a patch that changes it is made on the
+    resourceVersion it was planned from (``on_version_read``): two runs recording at once would otherwise
+    each write a record without the other's fields, or record the other's value as the value before."""
     annotations = record_patch(obj, section, previous_values)
     if annotations:
         patch.setdefault("metadata", {})["annotations"] = annotations
+        on_version_read(obj, patch)
     return patch
 
 
 def device_plugin_config_patch(policy, name, default):
-    """The ClusterPolicy patch setting ``spec.devicePlugin.config`` to ``{name, default}``, recorded."""
+    """The ClusterPolicy patch setting ``spec.devicePlugin.config`` to ``{name, default}``, recorded.
+
+    The pair is written whole from the policy as read (a run that keeps the default writes back the default it
+    read), so it is made on the policy's resourceVersion: a concurrent run's new default is never overwritten
+    by a stale one."""
     current = ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config")
-    return recorded(
+    return on_version_read(
         policy,
-        {"spec": {"devicePlugin": {"config": {"name": name, "default": default}}}},
-        "spec",
-        {POLICY_DEVICE_PLUGIN_FIELD: current},
+        recorded(
+            policy,
+            {"spec": {"devicePlugin": {"config": {"name": name, "default": default}}}},
+            "spec",
+            {POLICY_DEVICE_PLUGIN_FIELD: current},
+        ),
     )

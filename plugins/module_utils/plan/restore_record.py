@@ -68,12 +68,17 @@ def _replacement(current, wanted):
 def restore_patch(obj):
     """The merge patch that puts back every recorded value and drops the record (None: no record).
 
-    Spec fields are recorded by dotted path under ``spec`` (``devicePlugin.config``, ``mig.strategy``).
+    Spec fields are recorded by dotted path under ``spec`` (``devicePlugin.config``, ``mig.strategy``). The
+    patch carries the object's resourceVersion: a run that recorded more in between makes it fail with 409
+    (and the restore plans again) instead of having its record dropped unrestored.
     """
     record = read_record(obj)
     if not record or record.get(CREATED):
         return None
     patch = {"metadata": {"annotations": {RESTORE_ANNOTATION: None}}}
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    if version:
+        patch["metadata"]["resourceVersion"] = version
     if record.get("labels"):
         patch["metadata"]["labels"] = dict(record["labels"])
     if record.get("data"):

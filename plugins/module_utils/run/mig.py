@@ -15,7 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def run_gpu_mig_config(module):
@@ -58,9 +58,13 @@ def run_gpu_mig_config(module):
     if module.check_mode:
         return result
 
+    def read_and_plan():
+        current = find_operator(kube, params["cluster_policy"], params["namespace"])
+        return current, plan_mig_change(kube, current, request, kube.list_nodes()[0])
+
     def change():
-        write_plan(kube, operator, plan)
-        return wait_for_mig_plan(kube, plan, params["wait_timeout"]) if params["wait"] else {}
+        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        return wait_for_mig_plan(kube, written, params["wait_timeout"]) if params["wait"] else {}
 
     final = guard.run(module, change, params["wait_timeout"], "the MIG change", params["wait"])
     result.update(guard.fields())

@@ -32,7 +32,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def run_reset(module):
@@ -43,22 +43,29 @@ def run_reset(module):
     if params["restore"]:
         return run_restore(module, kube, operator)
 
-    config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     node_names = resolve_node_names(kube, params["nodes"])
-    nodes, nodes_version = kube.list_nodes()
+    read = {}  # the latest node LIST (items, resourceVersion)
+
+    def read_and_plan(operator=None):
+        operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
+        config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
+        read["listed"] = kube.list_nodes()
+        return operator, plan_reset(
+            operator.namespace,
+            config_map_name,
+            operator.policy,
+            kube.get_config_map(namespace=operator.namespace, name=config_map_name),
+            read["listed"][0],
+            node_names=node_names,
+            config_key=params["config_key"],
+            remove_profiles=params["remove_profiles"],
+            restart=params["restart_device_plugin"],
+        )
+
+    plan = read_and_plan(operator)[1]
+    config_map_name = plan.config_map
+    nodes = read["listed"][0]
     fleet = Fleet(nodes)
-    config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
-    plan = plan_reset(
-        operator.namespace,
-        config_map_name,
-        operator.policy,
-        config_map,
-        nodes,
-        node_names=node_names,
-        config_key=params["config_key"],
-        remove_profiles=params["remove_profiles"],
-        restart=params["restart_device_plugin"],
-    )
     mig_nodes = mig_enabled_nodes(nodes, sorted(plan.expectations)) if params["mig"] else []
     mig_plan = plan_mig_change(kube, operator, MigRequest(mig_nodes, config=ALL_DISABLED), nodes) if mig_nodes else None
 
@@ -83,22 +90,26 @@ def run_reset(module):
     if module.check_mode:
         return result
 
+    def read_and_plan_mig():
+        current = find_operator(kube, params["cluster_policy"], params["namespace"])
+        return current, plan_mig_change(kube, current, MigRequest(mig_nodes, config=ALL_DISABLED), kube.list_nodes()[0])
+
     def change():
         final = {}
         if mig_plan:
-            write_plan(kube, operator, mig_plan)
+            written = write_replanning(kube, operator, mig_plan, read_and_plan_mig)[1]
             if params["wait"]:
-                final.update(wait_for_mig_plan(kube, mig_plan, params["wait_timeout"]))
-        write_plan(kube, operator, plan)
-        if params["wait"] and plan.expectations:
+                final.update(wait_for_mig_plan(kube, written, params["wait_timeout"]))
+        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        if params["wait"] and written.expectations:
             final.update(
                 wait_for_node_expectations(
                     kube,
-                    plan,
+                    written,
                     params["wait_timeout"],
-                    "%d node(s) to be unshared" % len(plan.expectations),
+                    "%d node(s) to be unshared" % len(written.expectations),
                     # After a MIG change the planning LIST is stale: a fresh one, so the result shows both parts.
-                    listed=None if mig_plan else (nodes, nodes_version),
+                    listed=None if mig_plan else read["listed"],
                 )
             )
         return final
@@ -112,14 +123,20 @@ def run_reset(module):
 def run_restore(module, kube, operator):
     """Put back what the collection's restore records hold, for the policy, its ConfigMaps and nodes."""
     params = module.params
-    nodes, nodes_version = kube.list_nodes()
-    fleet = Fleet(nodes)
-    plan = plan_restore(
-        operator.policy,
-        kube.list_config_maps(namespace=operator.namespace),
-        nodes,
-        [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
-    )
+    read = {}  # the latest node LIST (items, resourceVersion)
+
+    def read_and_plan(operator=None):
+        operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
+        read["listed"] = kube.list_nodes()
+        return operator, plan_restore(
+            operator.policy,
+            kube.list_config_maps(namespace=operator.namespace),
+            read["listed"][0],
+            [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
+        )
+
+    plan = read_and_plan(operator)[1]
+    fleet = Fleet(read["listed"][0])
     changing = sorted(set(plan.changing_nodes(fleet)) | set(plan.mig_changes))
     guard = GpuPodGuard(kube, fleet, changing, params["drain"], params["force"], change="restore")
     result = dict(
@@ -139,16 +156,18 @@ def run_restore(module, kube, operator):
         return result
 
     def change():
-        write_plan(kube, operator, plan)
+        mig_changes = dict(plan.mig_changes)
+        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        mig_changes.update(written.mig_changes)
         if params["wait"]:
-            if plan.mig_changes:
-                wait_for_mig_configs(kube, plan.mig_changes, params["wait_timeout"])
+            if mig_changes:
+                wait_for_mig_configs(kube, mig_changes, params["wait_timeout"])
             wait_for_node_expectations(
                 kube,
-                plan,
+                written,
                 params["wait_timeout"],
-                "%d node(s) to show their restored device-plugin profile" % len(plan.expectations),
-                listed=(nodes, nodes_version),
+                "%d node(s) to show their restored device-plugin profile" % len(written.expectations),
+                listed=read["listed"],
             )
 
     guard.run(module, change, params["wait_timeout"], "the restore", params["wait"])

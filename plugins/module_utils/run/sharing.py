@@ -11,7 +11,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import (
     daemon_set_rollout_problem,
     wait_for_daemon_sets,
-    wait_for_node_expectations,
+    wait_for_nodes,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     DEFAULT_DEVICE_PLUGIN_CONFIG_MAP,
@@ -24,14 +24,17 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     build_sharing_config,
     mps_client_limits,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_DEVICE_PLUGIN_CONFIG,
+    NodeGpuState,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import SharingRequest, plan_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import after_writes, write_replanning
 
 
 def run_timeslicing(module):
@@ -48,9 +51,6 @@ def run_sharing_profile(module, method, default_key, resources=None):
     """Make profile ``config_key`` of ``method`` ('time-slicing' or 'mps') present or absent."""
     params = module.params
     kube = module.kube
-    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
-    policy_config_map = device_plugin_config_of(operator.policy)[0]
-    config_map_name = params["config_map"] or policy_config_map or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
     key = params["config_key"] or default_key
     node_names = resolve_node_names(kube, params["nodes"])
 
@@ -68,21 +68,33 @@ def run_sharing_profile(module, method, default_key, resources=None):
             fail_requests_greater_than_one=params["fail_requests_greater_than_one"],
         )
 
-    nodes, nodes_version = kube.list_nodes()
-    config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
-    request = SharingRequest(
-        params["state"],
-        key,
-        config_map_name,
-        config=config,
-        node_names=node_names,
-        make_default=params["make_default"],
-        restart=params["restart_device_plugin"],
-    )
-    plan = plan_profile(request, operator.namespace, operator.policy, config_map, nodes)
+    read = {}  # the latest read: the node LIST (items, resourceVersion) and the labels each plan leaves
+
+    def read_and_plan():
+        operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+        config_map_name = params["config_map"] or device_plugin_config_of(operator.policy)[0]
+        config_map_name = config_map_name or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
+        nodes, nodes_version = kube.list_nodes()
+        config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
+        request = SharingRequest(
+            params["state"],
+            key,
+            config_map_name,
+            config=config,
+            node_names=node_names,
+            make_default=params["make_default"],
+            restart=params["restart_device_plugin"],
+        )
+        plan = plan_profile(request, operator.namespace, operator.policy, config_map, nodes)
+        read["listed"] = (nodes, nodes_version)
+        read["fleet"] = Fleet(nodes)
+        read.setdefault("labels", {}).update(_labels_left(plan, read["fleet"]))
+        return operator, plan
+
+    operator, plan = read_and_plan()
+    fleet = read["fleet"]
     for warning in plan.warnings:
         module.ansible.warn(warning)
-    fleet = Fleet(nodes)
     guard = GpuPodGuard(
         kube, fleet, plan.changing_nodes(fleet), params["drain"], params["force"], change="profile change"
     )
@@ -91,7 +103,7 @@ def run_sharing_profile(module, method, default_key, resources=None):
         plan,
         fleet,
         plan.expectations,
-        config_map=config_map_name,
+        config_map=plan.config_map,
         config_key=key,
         config=config,
         restarted=plan.restart,
@@ -101,16 +113,31 @@ def run_sharing_profile(module, method, default_key, resources=None):
         return result
 
     def change():
-        write_plan(kube, operator, plan)
-        if not (params["wait"] and plan.expectations):
+        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        if not (params["wait"] and written.expectations):
             return {}
-        return wait_for_node_expectations(
-            kube,
-            plan,
-            params["wait_timeout"],
-            "profile %r (%s) on %d node(s)" % (key, method, len(plan.expectations)),
-            listed=(nodes, nodes_version),
-        )
+        superseded = set()
+        what = "profile %r (%s) on %d node(s)" % (key, method, len(written.expectations))
+        try:
+            final = wait_for_nodes(
+                kube,
+                dict(
+                    (name, _unless_relabelled(expectation.problem, read["labels"][name], superseded, name))
+                    for name, expectation in written.expectations.items()
+                ),
+                params["wait_timeout"],
+                what,
+                listed=read["listed"],
+            )
+        except GpuShareError as exc:
+            raise after_writes(exc, written, what)
+        if superseded:
+            module.ansible.warn(
+                "Node(s) %s were given another device-plugin profile by another writer while this task waited; "
+                "their last writer's profile stands, and this task did not wait for its own there."
+                % ", ".join(sorted(superseded))
+            )
+        return dict((name, node) for name, node in final.items() if name not in superseded)
 
     final = guard.run(module, change, params["wait_timeout"], "the profile change", params["wait"])
     result.update(guard.fields())
@@ -131,3 +158,28 @@ def run_sharing_profile(module, method, default_key, resources=None):
                 NodeGpuState.from_node(node).memory_mib, params["replicas"]
             )
     return result
+
+
+def _labels_left(plan, fleet):
+    """For each node the plan waits for, its device-plugin label before the plan's writes and after them."""
+    labels = {}
+    for name in plan.expectations:
+        before = (fleet.nodes[name]["metadata"].get("labels") or {}).get(LABEL_DEVICE_PLUGIN_CONFIG)
+        after = ((plan.after.get("nodes") or {}).get(name) or {}).get(LABEL_DEVICE_PLUGIN_CONFIG, before)
+        labels[name] = (before, after)
+    return labels
+
+
+def _unless_relabelled(problem, labels, superseded, name):
+    """``problem``, unless the node's device-plugin label is neither the one it had when planned nor the one
+    this task wrote: then a later writer gave it another profile, whose intent stands (``superseded``)."""
+
+    def check(node):
+        label = (node["metadata"].get("labels") or {}).get(LABEL_DEVICE_PLUGIN_CONFIG)
+        if label not in labels:
+            superseded.add(name)
+            return None
+        superseded.discard(name)
+        return problem(node)
+
+    return check

@@ -17,9 +17,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import OPENSHIFT_KINDS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
@@ -29,6 +31,10 @@ RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 # Node labels are written this many at a time, so 1,000 label writes take about as long as a handful; it
 # stays within the kubernetes client's connection pool (5 x CPUs connections) on a 2-CPU controller.
 NODE_WRITE_CONCURRENCY = 8
+# A plan whose write met a 409 Conflict is read and planned again this many times in all before giving up, with
+# a short random pause in between (up to REPLAN_PAUSE_SECONDS x the attempt), so runs that collided spread out.
+REPLAN_ATTEMPTS = 8
+REPLAN_PAUSE_SECONDS = 0.25
 
 
 def restart_daemon_set(kube, namespace, name):
@@ -170,7 +176,8 @@ def label_nodes(kube, node_patches):
         outcomes = dict(zip(names, pool.map(label, names)))
     failed = dict((name, exc) for name, exc in outcomes.items() if exc is not None)
     if failed:
-        first = failed[sorted(failed)[0]]
+        # A 409 only when every failure is one, so that the runner plans again only for conflicts.
+        first = failed[sorted(failed, key=lambda name: (failed[name].status == CONFLICT, name))[0]]
         raise GpuShareError(
             "Labelling node(s) %s failed: %s. The other %d of %d node(s) were labelled."
             % (
@@ -185,7 +192,8 @@ def label_nodes(kube, node_patches):
 
 
 def write_plan(kube, operator, plan):
-    """Make the plan's writes; on failure, say what was written and what was left undone."""
+    """Make the plan's writes; on failure, say what was written and what was left undone. Returns what was
+    written (each step's description, in order)."""
     steps = plan_steps(kube, operator, plan)
     for index, (what, call) in enumerate(steps):
         try:
@@ -193,10 +201,71 @@ def write_plan(kube, operator, plan):
         except GpuShareError as exc:
             done = ", ".join(step[0] for step in steps[:index]) or "nothing"
             left = ", ".join(step[0] for step in steps[index + 1 :]) or "nothing else"
-            raise GpuShareError(
+            error = GpuShareError(
                 "%s Written before the failure: %s. Not written: %s. The cluster is left in a state the same task, "
                 "run again, completes." % (exc.msg, done, left),
                 status=exc.status,
                 reason=exc.reason,
                 details=exc.details,
             )
+            error.written = [step[0] for step in steps[:index]]
+            raise error
+    return [what for what, _call in steps]
+
+
+def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMPTS, pause=REPLAN_PAUSE_SECONDS):
+    """``write_plan``, and on a 409 Conflict read again, plan again and write what is left, up to ``attempts``
+    writes in all; the one re-plan loop of every runner that writes restore records.
+
+    A patch that changes a restore record, or the device plugin's ``{name, default}``, carries the
+    resourceVersion of the object it was planned from (``plan/objects.py``), so a concurrent run that changed
+    that object in between makes it fail with 409 rather than lose that run's update; a create of an object
+    another run created first fails with 409 too. ``read_and_plan()`` reads the cluster afresh and returns
+    ``(operator, plan)`` for the same request: writes already made show in what it reads, so the new plan
+    holds only what is left. Returns ``(operator, plan)`` last written, whose ``expectations`` also keep the
+    nodes of the earlier plans (a node written before the conflict still has to show the change), and sets
+    ``plan.conflicts`` to the number of conflicts met.
+    """
+    expectations, earlier = {}, []  # the nodes to wait for, and what attempts before the last one wrote
+    for attempt in range(1, attempts + 1):
+        try:
+            written = write_plan(kube, operator, plan)
+        except GpuShareError as exc:
+            if exc.status != CONFLICT:
+                if earlier:
+                    exc.msg += (
+                        " Written by earlier attempts, before a conflict (409) made this task read and plan "
+                        "again: %s." % ", ".join(earlier)
+                    )
+                raise
+            earlier += [what for what in getattr(exc, "written", ()) if what not in earlier]
+            if attempt == attempts:
+                raise GpuShareError(
+                    "Other writers kept changing the objects this task changes: each of %d attempts, read and "
+                    "planned afresh, met a conflict (409). Written by the attempts: %s. Last: %s"
+                    % (attempts, ", ".join(earlier) or "nothing", exc.msg),
+                    status=exc.status,
+                    reason=exc.reason,
+                    details=exc.details,
+                )
+            expectations.update(plan.expectations)
+            time.sleep(random.uniform(0, pause * attempt))
+            operator, plan = read_and_plan()
+            continue
+        expectations.update(plan.expectations)
+        plan.expectations = expectations
+        plan.conflicts = attempt - 1
+        plan.written = earlier + [what for what in written if what not in earlier]
+        return operator, plan
+
+
+def after_writes(exc, plan, waiting_for):
+    """The error of a wait that failed after every write of ``plan`` was made: it says so (nothing is half
+    written) and keeps ``exc``'s status and details (the nodes a drain keeps cordoned)."""
+    return GpuShareError(
+        "%s Every write was made before waiting for %s (%s): nothing is half written, and running the task "
+        "again waits again." % (exc.msg, waiting_for, ", ".join(plan.written) or "nothing was left to write"),
+        status=exc.status,
+        reason=exc.reason,
+        details=exc.details,
+    )

@@ -109,13 +109,17 @@ def test_present_creates_config_map_points_policy_and_labels_named_nodes():
     assert plan.config_map_patch is None
     assert plan.policy_patch == {
         "spec": {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": None}}},
-        "metadata": {"annotations": {RESTORE_ANNOTATION: json.dumps({"spec": {"devicePlugin.config": None}})}},
+        "metadata": {
+            "annotations": {RESTORE_ANNOTATION: json.dumps({"spec": {"devicePlugin.config": None}})},
+            "resourceVersion": cluster.policy["metadata"]["resourceVersion"],  # planned from it: 409 if it changed
+        },
     }
     assert sorted(plan.node_patches) == ["t4-a", "t4-b"]
     assert plan.node_patches["t4-a"] == {
         "metadata": {
             "labels": {LABEL: "t4"},
             "annotations": {RESTORE_ANNOTATION: json.dumps({"labels": {LABEL: None}})},
+            "resourceVersion": cluster.nodes["t4-a"]["metadata"]["resourceVersion"],
         }
     }
     assert plan.restart is False
@@ -146,7 +150,10 @@ def test_present_patches_only_its_key_of_an_existing_config_map():
     assert plan.create_config_map is None
     assert plan.config_map_patch == {
         "data": {"t4": dump_config(TS4)},
-        "metadata": {"annotations": {RESTORE_ANNOTATION: json.dumps({"data": {"t4": None}})}},
+        "metadata": {
+            "annotations": {RESTORE_ANNOTATION: json.dumps({"data": {"t4": None}})},
+            "resourceVersion": cluster.config_map["metadata"]["resourceVersion"],
+        },
     }
     # The policy already names this ConfigMap and keeps its default: no write.
     assert plan.policy_patch is None
@@ -235,7 +242,7 @@ def test_restore_records_are_written_once_and_never_overwritten():
     # Change everything again: the records keep the pre-collection values, and no patch rewrites them.
     second = cluster.plan(present("t4", TS8, ["t4-a", "t4-b"], make_default=True))
     assert "metadata" not in second.config_map_patch
-    assert "metadata" not in second.policy_patch
+    assert "annotations" not in second.policy_patch["metadata"]  # only the resourceVersion it was planned from
     assert "metadata" in second.node_patches["t4-b"]  # t4-b is changed for the first time
     cluster.apply(second)
     assert read_record(cluster.config_map) == {"data": {"t4": original}}
@@ -465,7 +472,10 @@ def test_absent_everywhere_removes_key_and_labels():
 
     assert plan.config_map_patch == {
         "data": {"t4": None},
-        "metadata": {"annotations": {RESTORE_ANNOTATION: json.dumps({"data": {"t4": dump_config(TS4)}})}},
+        "metadata": {
+            "annotations": {RESTORE_ANNOTATION: json.dumps({"data": {"t4": dump_config(TS4)}})},
+            "resourceVersion": cluster.config_map["metadata"]["resourceVersion"],
+        },
     }
     assert sorted(plan.node_patches) == ["t4-a", "t4-b"]
     assert plan.node_patches["t4-a"]["metadata"]["labels"] == {LABEL: None}
