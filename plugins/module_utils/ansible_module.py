@@ -11,7 +11,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.args import AUTH_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, option_problems
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import (
     HAS_KUBERNETES,
@@ -27,6 +27,35 @@ def _version_tuple(version):
         digits = "".join(c for c in part if c.isdigit())
         parts.append(int(digits or 0))
     return tuple(parts)
+
+
+# What a transport failure's text shows, and what the user can change about it.
+CONNECTION_HINTS = (
+    (
+        "CERTIFICATE_VERIFY_FAILED",
+        " The API server's certificate is not signed by a CA this host trusts: give that CA in ca_cert "
+        "(K8S_AUTH_SSL_CA_CERT) or the kubeconfig, or turn verification off on purpose with validate_certs: false.",
+    ),
+    (
+        "(HTTP 401)",
+        " The API server did not accept the credentials: check the credentials (api_key or K8S_AUTH_API_KEY, "
+        "username and password, client_cert and client_key, or the kubeconfig's user and context).",
+    ),
+    (
+        "cannot reach the Kubernetes API",
+        " Check the API server's address (host, K8S_AUTH_HOST or the kubeconfig's server) and that this host can "
+        "reach it.",
+    ),
+)
+
+
+def connection_hint(msg, kube):
+    """The sentence that names the server a transport failure was about and what to check; empty otherwise."""
+    for marker, hint in CONNECTION_HINTS:
+        if marker in msg:
+            server = kube.api_client.configuration.host if kube is not None else None
+            return (" Server: %s." % server if server else "") + hint
+    return ""
 
 
 class GpuShareModule(object):
@@ -51,6 +80,9 @@ class GpuShareModule(object):
                 msg="This module needs the Python library kubernetes>=%s on the host that runs it; found %s."
                 % (KUBERNETES_MIN_VERSION, kubernetes.__version__)
             )
+        problems = option_problems(self.ansible.params)
+        if problems:
+            self.ansible.fail_json(msg="Invalid option(s), nothing was changed: %s." % "; ".join(problems))
         self._kube = None
 
     @property
@@ -79,7 +111,11 @@ class GpuShareModule(object):
         try:
             result = runner(self)
         except GpuShareError as exc:
-            self.ansible.fail_json(**exc.to_result())
+            failure = exc.to_result()
+            hint = connection_hint(failure["msg"], self._kube)
+            if hint:
+                failure["msg"] = failure["msg"].rstrip(".") + "." + hint
+            self.ansible.fail_json(**failure)
         if not self.diff_mode:
             result.pop("diff", None)
         self.ansible.exit_json(**result)

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from ansible.module_utils.basic import AnsibleFallbackNotFound
 
@@ -246,3 +247,76 @@ NVIDIA_SMI_ARG_SPEC = dict(
     exec_timeout=dict(type="int", default=30),
     fail_on_error=dict(type="bool", default=True),
 )
+
+
+# --- what Kubernetes accepts in the options that become names, keys and label values ------------------------------
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_LABEL = re.compile(r"^%s$" % _DNS_LABEL)
+DNS_SUBDOMAIN = re.compile(r"^%s(\.%s)*$" % (_DNS_LABEL, _DNS_LABEL))
+LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+NAMESPACE_RULE = (
+    DNS_LABEL,
+    63,
+    "a namespace name: 63 characters or less, lower-case letters, digits and '-', starting and ending with a letter "
+    "or digit",
+)
+OBJECT_NAME_RULE = (
+    DNS_SUBDOMAIN,
+    253,
+    "an object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, 253 "
+    "characters or less",
+)
+# A profile's key names a ConfigMap key (a label value is one too) and becomes the value of the node label nvidia.com/device-plugin.config; a
+# MIG config's name becomes the value of nvidia.com/mig.config: both must be label values.
+LABEL_VALUE_RULE = (
+    LABEL_VALUE,
+    63,
+    "it becomes a node label value: 63 characters or less, letters, digits, '-', '_' and '.', starting and ending "
+    "with a letter or digit (e.g. team-a)",
+)
+
+# option -> (pattern, longest length, what the value must be); "nodes.names" applies to each listed name.
+OPTION_RULES = {
+    "namespace": NAMESPACE_RULE,
+    "quota_namespace": NAMESPACE_RULE,
+    "workload_namespace": NAMESPACE_RULE,
+    "machine_api_namespace": NAMESPACE_RULE,
+    "cluster_policy": OBJECT_NAME_RULE,
+    "config_map": OBJECT_NAME_RULE,
+    "nodes.names": OBJECT_NAME_RULE,
+    "config_key": LABEL_VALUE_RULE,
+    "config_name": LABEL_VALUE_RULE,
+}
+# Options counting seconds: a wait of 0 or less would start a change and fail at once, half way through it.
+TIMEOUT_OPTIONS = ("wait_timeout", "exec_timeout")
+
+
+def _option_values(params, option):
+    """The values ``params`` holds for ``option`` (``nodes.names``: each name), with their display names."""
+    if "." in option:
+        parent, child = option.split(".", 1)
+        values = (params.get(parent) or {}).get(child) or []
+        return [(option, value) for value in values]
+    value = params.get(option)
+    return [] if value is None else [(option, value)]
+
+
+def option_problems(params):
+    """Every option value Kubernetes would refuse (or that would make a change fail half way), as messages
+    naming the option, the value and what it must be; checked before a module makes any request."""
+    problems = []
+    for option, (pattern, longest, rule) in sorted(OPTION_RULES.items()):
+        for shown, value in _option_values(params, option):
+            value = str(value)
+            if len(value) > longest:
+                problems.append("%s %r is %d characters long; %s" % (shown, value, len(value), rule))
+            elif not pattern.match(value):
+                problems.append("%s %r is not valid: %s" % (shown, value, rule))
+    for option in TIMEOUT_OPTIONS:
+        value = params.get(option)
+        if value is not None and value <= 0:
+            hint = " (to not wait at all, set wait: false)" if option == "wait_timeout" and "wait" in params else ""
+            problems.append("%s is %s; give a number of seconds above 0%s" % (option, value, hint))
+    return problems

@@ -19,6 +19,7 @@ import tempfile
 import time
 import uuid
 
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
@@ -108,18 +109,16 @@ class Cluster(object):
 # --- running modules --------------------------------------------------------------------------
 
 PLAYBOOK = """\
-- name: Run one gpushare.k8s module
+- name: Run gpushare.k8s modules
   hosts: localhost
   connection: local
   gather_facts: false
   vars:
-    ansible_python_interpreter: "{{{{ ansible_playbook_python }}}}"
-  tasks:
-    - name: Module under test
-      {module}: {args}
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks: []
 """
 
-# A callback that saves the task's result (what ``register`` would hold) as JSON: cheaper than a
+# A callback that appends each task's result (what ``register`` would hold) as a JSON line: cheaper than a
 # second task copying the registered variable to a file. Written to a temporary folder at run time.
 RESULT_CALLBACK = """\
 import json
@@ -139,8 +138,8 @@ class CallbackModule(CallbackBase):
         data = dict((key, value) for key, value in data.items() if not key.startswith("_ansible"))
         data["failed"] = bool(data.get("failed", failed))
         data.setdefault("changed", False)
-        with open(os.environ["GPUSHARE_RESULT_FILE"], "w") as result_file:
-            json.dump(data, result_file, default=str)
+        with open(os.environ["GPUSHARE_RESULT_FILE"], "a") as result_file:
+            result_file.write(json.dumps(data, default=str) + "\\n")
 
     def v2_runner_on_ok(self, result, **kwargs):
         self._save(result, False)
@@ -177,18 +176,24 @@ def module_env(cluster, env=None):
     return base
 
 
-def run_module(cluster, name, args=None, check=False, diff=False, env=None, timeout=900):
-    """Run module ``name`` (short names get the ``gpushare.k8s.`` prefix) with ``args`` in a one-task
-    playbook; return the task's result as ``register`` would hold it (``failed``, ``msg``,
-    ``changed``...) plus ``_stdout`` (ansible-playbook's output, for failure messages) and
-    ``_seconds`` (its wall time)."""
+def module_task(name, args=None):
+    """A playbook task running module ``name`` (short names get the ``gpushare.k8s.`` prefix) with ``args``."""
     fqcn = name if "." in name else "gpushare.k8s." + name
+    return {"name": fqcn, fqcn: args or {}}
+
+
+def run_tasks(cluster, tasks, check=False, diff=False, env=None, timeout=900):
+    """Run ``tasks`` (playbook task dicts, e.g. from ``module_task``) in one playbook; return the result of each
+    task that ran, in order, as ``register`` would hold it, and ansible-playbook's (output, wall seconds, peak
+    resident MiB). One process for many tasks: a task that fails stops the play unless it has ``ignore_errors``."""
     with tempfile.TemporaryDirectory(prefix="gpushare-run-") as work:
-        dest = os.path.join(work, "result.json")
+        dest = os.path.join(work, "results.jsonl")
         playbook = os.path.join(work, "playbook.yml")
+        play = yaml.safe_load(PLAYBOOK)
+        play[0]["tasks"] = list(tasks)
         with open(playbook, "w") as playbook_file:
             # JSON is YAML: arguments go in verbatim, without templating surprises.
-            playbook_file.write(PLAYBOOK.format(module=fqcn, args=json.dumps(args or {})))
+            json.dump(play, playbook_file)
         with open(os.path.join(work, "gpushare_result.py"), "w") as callback_file:
             callback_file.write(RESULT_CALLBACK)
         command = [ANSIBLE_PLAYBOOK, "-i", "localhost,", playbook]
@@ -203,10 +208,24 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
         started = time.monotonic()
         returncode, stdout, peak_rss = run_measured(command, run_env, work, timeout)
         seconds = time.monotonic() - started
-        if not os.path.exists(dest):
-            raise PlaybookError("ansible-playbook exited %d without a result for %s:\n%s" % (returncode, fqcn, stdout))
-        with open(dest) as result_file:
-            result = json.load(result_file)
+        results = []
+        if os.path.exists(dest):
+            with open(dest) as result_file:
+                results = [json.loads(line) for line in result_file if line.strip()]
+    if not results:
+        raise PlaybookError("ansible-playbook exited %d without a result:\n%s" % (returncode, stdout))
+    return results, (stdout, seconds, peak_rss)
+
+
+def run_module(cluster, name, args=None, check=False, diff=False, env=None, timeout=900):
+    """Run module ``name`` (short names get the ``gpushare.k8s.`` prefix) with ``args`` in a one-task
+    playbook; return the task's result as ``register`` would hold it (``failed``, ``msg``,
+    ``changed``...) plus ``_stdout`` (ansible-playbook's output, for failure messages), ``_seconds``
+    (its wall time) and ``_peak_rss_mib``."""
+    results, (stdout, seconds, peak_rss) = run_tasks(
+        cluster, [module_task(name, args)], check=check, diff=diff, env=env, timeout=timeout
+    )
+    result = results[0]
     result["_stdout"] = stdout
     result["_seconds"] = seconds
     result["_peak_rss_mib"] = peak_rss

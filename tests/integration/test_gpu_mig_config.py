@@ -114,53 +114,8 @@ def test_custom_layout(kube, run_module, audit_writes):
 
 # --- refusals: nothing written --------------------------------------------------------------
 
-REFUSALS = [
-    (["gpu-h100-0"], dict(strategy="mixed", config="all-3g.20gb"), "3g.20gb does not exist on H100 80GB HBM3"),
-    (
-        ["gpu-a100-0"],
-        dict(
-            strategy="mixed",
-            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 8}}],
-            config_name="x",
-        ),
-        "holds at most 7",
-    ),
-    (
-        ["gpu-h100-0"],
-        dict(
-            strategy="mixed",
-            layout=[{"devices": "all", "mig-enabled": True, "mig-devices": {"4g.40gb": 1, "2g.20gb": 2}}],
-            config_name="x",
-        ),
-        "8 compute slices",
-    ),
-    (["gpu-t4-0"], dict(strategy="mixed", config="all-balanced"), "T4 does not support MIG"),
-    (["gpu-a100-0"], dict(strategy="single", config="all-balanced"), "use strategy mixed"),
-    (["gpu-a100-0"], dict(config="all-balanced", layout=HALF_AND_WHOLE, config_name="x"), "mutually exclusive"),
-    # A typo mig-parted's strict parser refuses (and with it every config of the file, all-disabled included).
-    (
-        ["gpu-h100-0"],
-        dict(
-            strategy="mixed",
-            layout=[{"devices": "all", "mig-enabled": True, "mig-device": {"1g.10gb": 7}}],
-            config_name="typo",
-        ),
-        "unexpected field 'mig-device'",
-    ),
-    (["gpu-h100-0"], dict(strategy="mixed", config="all-1g.10gb+me"), "config names write + as '.': all-1g.10gb.me"),
-]
-
-
-@pytest.mark.parametrize(
-    "nodes, args, message",
-    REFUSALS,
-    ids=["foreign-profile", "too-many", "slices", "no-mig", "single-mixed", "both", "typo", "plus-in-name"],
-)
-def test_refusals_write_nothing(kube, run_module, audit_writes, nodes, args, message):
-    with audit_writes() as audit:
-        result = mig(run_module, nodes, **args)
-    assert result["failed"] and message in result["msg"], result["msg"]
-    assert admin_writes(audit) == []
+# Refusals of bad input (foreign profiles, too many instances, GPUs without MIG, typos...) are in the bad-input
+# matrix, tests/integration/test_bad_input.py.
 
 
 def test_pending_node_refused(kube, run_module, audit_writes):

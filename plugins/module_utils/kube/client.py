@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
+import os
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 
@@ -47,12 +48,35 @@ _client_pool = {}
 
 
 def _load_kubeconfig(params):
+    _check_files(params, ("kubeconfig",))
     options = dict(context=params.get("context"), persist_config=params.get("persist_config"))
     kubeconfig = params.get("kubeconfig")
     if isinstance(kubeconfig, dict):
         kubernetes.config.load_kube_config_from_dict(config_dict=kubeconfig, **options)
     else:
         kubernetes.config.load_kube_config(config_file=kubeconfig, **options)
+
+
+# The options that name files; a missing file would otherwise surface as an unexplained TLS or loader error.
+FILE_OPTIONS = ("ca_cert", "client_cert", "client_key")
+
+
+def _check_files(params, options):
+    for option in options:
+        path = params.get(option)
+        if isinstance(path, str) and not os.path.isfile(path):
+            raise GpuShareError(
+                "%s: %s is not a file on the host that runs the module; give the path of an existing file (or leave "
+                "%s unset)." % (option, path, option)
+            )
+
+
+def _kubeconfig_source(params):
+    """Which kubeconfig a loading failure is about, for the message."""
+    kubeconfig = params.get("kubeconfig")
+    if isinstance(kubeconfig, dict):
+        return "the kubeconfig given as a dict"
+    return "kubeconfig %s" % (kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config")
 
 
 def build_configuration(params):
@@ -65,6 +89,7 @@ def build_configuration(params):
     if params.get("host"):
         params = dict(params, host=params["host"].rstrip("/"))
     has_credential = params.get("api_key") or (params.get("username") and params.get("password"))
+    _check_files(params, FILE_OPTIONS)
     try:
         if params.get("host") and has_credential:
             pass
@@ -76,9 +101,15 @@ def build_configuration(params):
             except kubernetes.config.ConfigException:
                 _load_kubeconfig(params)
     except (kubernetes.config.ConfigException, yaml.YAMLError, IOError, ValueError, TypeError) as exc:
+        # A file that is YAML but not a mapping (any text file) fails inside the loader with a TypeError.
+        cause = (
+            "it is not a kubeconfig (a YAML mapping of clusters, contexts and users)"
+            if isinstance(exc, TypeError)
+            else str(exc).rstrip(".")
+        )
         raise GpuShareError(
-            "Could not load the Kubernetes client configuration: %s. Set kubeconfig (or K8S_AUTH_KUBECONFIG), "
-            "or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)." % exc
+            "Could not load the Kubernetes client configuration from %s: %s. Set kubeconfig (or K8S_AUTH_KUBECONFIG) "
+            "and context, or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)." % (_kubeconfig_source(params), cause)
         )
 
     configuration = kubernetes.client.Configuration.get_default_copy()

@@ -32,7 +32,8 @@ def select_cluster_policy(policies, name=None):
     if name:
         if name not in by_name:
             raise GpuShareError(
-                "ClusterPolicy %r not found; the cluster has: %s." % (name, ", ".join(sorted(by_name)) or "none")
+                "cluster_policy: ClusterPolicy %r not found; the cluster has: %s. Set cluster_policy to one of them, "
+                "or leave it unset to use the only one." % (name, ", ".join(sorted(by_name)) or "none")
             )
         return by_name[name]
     if not policies:

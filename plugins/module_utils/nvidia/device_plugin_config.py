@@ -45,6 +45,40 @@ MIN_REPLICAS = 2
 MPS_MAX_CLIENTS = 48
 MPS_MAX_CLIENTS_BEFORE_VOLTA_MPS = 16
 MPS_FULL_LIMIT_COMPUTE_CAPABILITY = (7, 5)
+# The kubelet reads a device plugin's whole device list as one gRPC ListAndWatch message, with grpc-go's default
+# limit of 4 MiB (kubernetes/kubernetes#109304; raising it, #127049, was closed unmerged). NVIDIA's plugin lists
+# one device per replica, ID "<GPU or MIG UUID>::<replica>" (replicas.go), so a list above the limit fails
+# ListAndWatch ("received message larger than max") and the node advertises none of that resource.
+KUBELET_DEVICE_LIST_LIMIT_BYTES = 4 * 1024 * 1024
+# Encoded bytes of one replicated device apart from its replica number: the ID ("GPU-" or "MIG-", a 36-character
+# UUID, "::") and health "Healthy", with the protobuf tags and lengths; without the NUMA topology (6 more bytes
+# where the node has one), so that only lists certain to exceed the limit are refused.
+_DEVICE_BYTES_BEFORE_NUMBER = 55
+
+
+def device_list_bytes(devices):
+    """About how many bytes the plugin's ListAndWatch message takes for ``devices`` replicated devices."""
+    total, digits, start = 0, 1, 0
+    while start < devices:
+        end = min(devices, 10**digits)
+        total += (end - start) * (_DEVICE_BYTES_BEFORE_NUMBER + digits)
+        start, digits = end, digits + 1
+    return total
+
+
+def most_replicas_advertised(devices_per_replica_set):
+    """The largest replicas count whose device list (``devices_per_replica_set`` GPUs or MIG devices, each
+    replicated) stays within the kubelet's limit."""
+    low, high = 1, KUBELET_DEVICE_LIST_LIMIT_BYTES
+    while low < high:
+        middle = (low + high + 1) // 2
+        if device_list_bytes(devices_per_replica_set * middle) <= KUBELET_DEVICE_LIST_LIMIT_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 # resources.go:46-64: the full name at most 63 characters, the part after nvidia.com/ a lowercase
 # RFC 1123 DNS subdomain (the apimachinery regex, copied).
 MAX_RESOURCE_NAME_LENGTH = 63

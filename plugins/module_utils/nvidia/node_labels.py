@@ -90,18 +90,47 @@ def pci_device_id_of(labels):
 
 
 def _to_int(value):
-    """An int from a label or quantity string, None when it is not a plain integer."""
+    """An int from a label string, None when it is not a plain integer."""
     try:
         return int(str(value).strip())
     except (TypeError, ValueError):
         return None
 
 
+# Kubernetes writes a count in its canonical quantity form: the device plugin's 20,000 devices are "20k"
+# (resource.NewQuantity(n, DecimalSI)), and a quantity may also carry a binary suffix or an exponent.
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$")
+_QUANTITY_SUFFIXES = dict(
+    k=10**3, M=10**6, G=10**9, T=10**12, P=10**15, E=10**18, Ki=2**10, Mi=2**20, Gi=2**30, Ti=2**40, Pi=2**50, Ei=2**60
+)
+
+
+def count_of_quantity(value):
+    """The whole number a Kubernetes quantity string ("8", "20k", "1Ki", "2e3") stands for, None when it is not a
+    whole number (a count of devices never is fractional)."""
+    match = _QUANTITY.match(str(value).strip()) if value is not None else None
+    if not match:
+        return None
+    number, suffix, exponent = match.groups()
+    whole, _dot, fraction = number.partition(".")
+    # Exact integer arithmetic: number = digits / 10**len(fraction), times the suffix or 10**exponent.
+    numerator, denominator = int((whole or "0") + fraction), 10 ** len(fraction)
+    if suffix:
+        numerator *= _QUANTITY_SUFFIXES[suffix]
+    elif exponent:
+        power = int(exponent)
+        if power >= 0:
+            numerator *= 10**power
+        else:
+            denominator *= 10**-power
+    return numerator // denominator if numerator % denominator == 0 else None
+
+
 def _nvidia_resources(resources):
     """The ``nvidia.com/*`` entries of a capacity/allocatable map, as ints."""
     result = {}
     for name, value in (resources or {}).items():
-        number = _to_int(value)
+        number = count_of_quantity(value)
         if name.startswith(RESOURCE_PREFIX) and number is not None:
             result[name] = number
     return result

@@ -23,8 +23,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     RESOURCE_GPU,
     SHARED_RESOURCE_SUFFIX,
     SHARING_KEYS,
+    device_list_bytes,
     mig_profile_of_resource,
     mig_resource_name,
+    most_replicas_advertised,
     mps_max_clients,
     parse_sharing_config,
     sharing_method_of,
@@ -218,10 +220,30 @@ def validate_targets(request, states, policy_strategy=None):
                         "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
                         "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
                     )
-                continue
-            profile = mig_profile_of_resource(resource)
-            if strategy != MIG_STRATEGY_MIXED or not profile or not state.mig_resources.get(profile):
-                unmatched.append(resource)
+                    continue
+                devices = state.count
+            else:
+                profile = mig_profile_of_resource(resource)
+                if strategy != MIG_STRATEGY_MIXED or not profile or not state.mig_resources.get(profile):
+                    unmatched.append(resource)
+                    continue
+                devices = state.mig_resources[profile]
+            most = most_replicas_advertised(max(devices, 1))
+            if entry["replicas"] > most:
+                errors.append(
+                    "node %s: %d x %d replicas of %s is a device list of about %.1f MiB, above the kubelet's 4 MiB "
+                    "limit for a device plugin's list (kubernetes/kubernetes#109304): the node would advertise no %s "
+                    "at all; lower replicas to %d or less"
+                    % (
+                        state.name,
+                        devices,
+                        entry["replicas"],
+                        resource,
+                        device_list_bytes(devices * entry["replicas"]) / 1048576.0,
+                        resource,
+                        most,
+                    )
+                )
         if unmatched:
             ignored[state.name] = set(unmatched)
             advertised = ", ".join(mig_resource_name(p) for p in sorted(state.mig_resources)) or "none"

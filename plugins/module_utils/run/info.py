@@ -12,6 +12,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
 
 def run_gpu_info(module):
@@ -26,12 +27,14 @@ def run_gpu_info(module):
             operator = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
             policy, namespace = operator.policy, operator.namespace
         except GpuShareError as exc:
+            if params["cluster_policy"] or params["namespace"]:
+                raise  # the user named where the operator is, and it is not there: reporting on would mislead
             findings.append(dict(object="GPU Operator", message=exc.msg))
     if policy:
         config_map_name = device_plugin_config_of(policy)[0]
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
+    nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods(field_selector=workload_pods_selector(namespace))
     inventory = build_inventory(policy, config_map, nodes, pods)
     inventory["findings"] = findings + inventory["findings"]

@@ -23,6 +23,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import
     summarize,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
 
 def run_gpu_preflight(module):
@@ -55,7 +56,7 @@ def run_gpu_preflight(module):
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
         daemonsets = kube.list_daemon_sets(namespace=namespace)[0]
-    nodes = kube.list_nodes(label_selector=params["node_selector"])[0]
+    nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods()
     openshift = {}
     if "autoscaling" in checks:

@@ -10,6 +10,24 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import LABEL_PRODUCT
 
+BAD_REQUEST = 400
+
+
+def list_selected_nodes(kube, selector, option):
+    """The nodes label selector ``selector`` (the value of ``option``) matches; a selector the API server cannot
+    parse is reported against the option."""
+    try:
+        return kube.list_nodes(label_selector=selector)[0]
+    except GpuShareError as exc:
+        if exc.status != BAD_REQUEST:
+            raise
+        raise GpuShareError(
+            "%s %r is not a valid label selector (%s); write it as kubectl -l takes it, e.g. 'key=value,other in "
+            "(a,b)'." % (option, selector, exc.msg),
+            status=exc.status,
+            reason=exc.reason,
+        )
+
 
 def resolve_node_names(kube, nodes_option):
     """The node names the ``nodes`` option designates, or None when it designates none."""
@@ -18,7 +36,7 @@ def resolve_node_names(kube, nodes_option):
     names = list(nodes_option.get("names") or [])
     selector = nodes_option.get("selector")
     if selector:
-        matched = kube.list_nodes(label_selector=selector)[0]
+        matched = list_selected_nodes(kube, selector, "nodes.selector")
         if not matched:
             hint = ""
             if LABEL_PRODUCT in selector:

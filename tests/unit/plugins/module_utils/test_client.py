@@ -320,11 +320,23 @@ def test_broken_kubeconfig_names_what_to_set(clean_k8s_env, content):
         write_kubeconfig(path, content)
     with pytest.raises(GpuShareError) as error:
         build_configuration({"kubeconfig": str(path)})
-    assert error.value.msg.startswith("Could not load the Kubernetes client configuration: ")
-    assert (
-        "Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host with api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)."
-        in error.value.msg
-    )
+    # The message names the file and what to set instead.
+    assert str(path) in error.value.msg
+    if content is None:
+        assert error.value.msg.startswith("kubeconfig: %s is not a file" % path)
+    else:
+        assert error.value.msg.startswith("Could not load the Kubernetes client configuration from kubeconfig ")
+        assert "Set kubeconfig (or K8S_AUTH_KUBECONFIG) and context, or host with api_key" in error.value.msg
+    if content == "- just\n- a list\n":
+        assert "it is not a kubeconfig" in error.value.msg
+
+
+@pytest.mark.parametrize("option", ["ca_cert", "client_cert", "client_key"])
+def test_missing_tls_file_named_with_its_option(clean_k8s_env, option):
+    path = str(clean_k8s_env / "missing.pem")
+    with pytest.raises(GpuShareError) as error:
+        build_configuration({"host": "https://api.example.com:6443", "api_key": "t", option: path})
+    assert error.value.msg.startswith("%s: %s is not a file" % (option, path))
 
 
 def test_unknown_context_names_what_to_set(clean_k8s_env):

@@ -10,7 +10,10 @@ import pytest
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    KUBELET_DEVICE_LIST_LIMIT_BYTES,
     build_sharing_config,
+    device_list_bytes,
+    most_replicas_advertised,
     normalize_resource_name,
     parse_sharing_config,
     sharing_method_of,
@@ -263,3 +266,18 @@ def test_sharing_method_of(config, method):
 )
 def test_normalize_resource_name(name, normalized):
     assert normalize_resource_name(name) == normalized
+
+
+@pytest.mark.parametrize("devices", [1, 2, 7, 8, 16])
+def test_most_replicas_advertised_is_the_kubelet_limit(devices):
+    most = most_replicas_advertised(devices)
+    assert device_list_bytes(devices * most) <= KUBELET_DEVICE_LIST_LIMIT_BYTES
+    assert device_list_bytes(devices * (most + 1)) > KUBELET_DEVICE_LIST_LIMIT_BYTES
+
+
+def test_device_list_size_grows_with_the_replica_numbers_digits():
+    # Replica numbers 0-9 take one digit, 10-99 two.
+    assert device_list_bytes(10) == 10 * 56
+    assert device_list_bytes(11) == 10 * 56 + 57
+    # 20,000 devices (8 GPUs x 2,500) fit; 8 GPUs x 10,000 do not.
+    assert device_list_bytes(20000) < KUBELET_DEVICE_LIST_LIMIT_BYTES < device_list_bytes(80000)

@@ -15,6 +15,7 @@ from k8s_objects import gfd_labels, node
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     NodeGpuState,
+    count_of_quantity,
     deploy_label,
     mig_label,
 )
@@ -341,3 +342,24 @@ def test_to_dict_content():
 
 def test_deploy_label():
     assert deploy_label("device-plugin") == "nvidia.com/gpu.deploy.device-plugin"
+
+
+@pytest.mark.parametrize(
+    "quantity, count",
+    [
+        ("8", 8),
+        ("20k", 20000),
+        ("1M", 1000000),
+        ("2Ki", 2048),
+        ("1.5k", 1500),
+        ("2e3", 2000),
+        ("25e-1", None),
+        ("0.5", None),
+        ("100m", None),
+        ("lots", None),
+        (None, None),
+    ],
+)
+def test_counts_read_in_kubernetes_quantity_forms(quantity, count):
+    # The API server writes 20,000 advertised devices as "20k": a wait must read it as 20000.
+    assert count_of_quantity(quantity) == count

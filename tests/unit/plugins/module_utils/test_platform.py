@@ -30,14 +30,14 @@ def test_named_policy():
 @pytest.mark.parametrize(
     "policies, message",
     [
-        ([HELM, CUSTOM], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: cluster-policy, my-policy."),
-        ([], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: none."),
+        ([HELM, CUSTOM], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: cluster-policy, my-policy. Set"),
+        ([], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: none. Set"),
     ],
 )
 def test_named_policy_missing(policies, message):
     with pytest.raises(GpuShareError) as error:
         select_cluster_policy(policies, "gpu-cluster-policy")
-    assert error.value.msg == message
+    assert error.value.msg.startswith("cluster_policy: " + message)
 
 
 def test_no_policy():
