@@ -38,7 +38,7 @@ READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_
     tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
     tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
-    tests/integration/test_gpu_nvidia_smi.py"
+    tests/integration/test_gpu_nvidia_smi.py tests/integration/test_least_privilege.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 

@@ -1,0 +1,449 @@
+"""Least privilege (issue 12): every module family runs as a ServiceAccount bound to exactly the roles the
+collection ships (roles/rbac/files/, applied by the gpushare.k8s.rbac role), check mode needs only the viewer
+roles, and a role missing one verb makes the module fail naming that verb, its resource and the role granting it.
+
+The ServiceAccounts live in ``default`` (the reset between tests deletes other namespaces) and authenticate with a
+token from the TokenRequest API, passed as AWX passes it (K8S_AUTH_HOST, K8S_AUTH_API_KEY, K8S_AUTH_SSL_CA_CERT).
+Modules of a family run as tasks of one playbook (one ansible-playbook process each)."""
+
+import copy
+import json
+import os
+import tempfile
+import time
+import uuid
+
+import pytest
+import yaml
+from integration_helpers import REPO, WRITE_VERBS, describe, run_playbook, wait_for_object
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from testbed import seed
+
+pytestmark = pytest.mark.profiles("openshift")  # RBAC does not depend on the platform: one profile runs it
+
+RBAC_FILES = os.path.join(REPO, "roles", "rbac", "files")
+SA_NAMESPACE = "default"
+# One ServiceAccount per family, bound by the rbac role to exactly that family (gpushare-viewer always).
+ACCOUNTS = {
+    "gpushare-lp-viewer": ["viewer"],
+    "gpushare-lp-sharing": ["sharing"],
+    "gpushare-lp-readiness": ["readiness"],
+    "gpushare-lp-diagnostics": ["diagnostics"],
+}
+# Bound by the test itself to copies of the viewer and sharing roles, one verb removed per case.
+MINUS = "gpushare-lp-minus"
+T4 = {"selector": "cluster-api/accelerator=tesla-t4"}
+DEDICATED = {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}
+
+# The rbac role binds the sharing account (and applies every shipped role); the test binds the others the same way
+# through the admin client (an ansible-playbook run of the role costs ~10 s).
+RBAC_PLAYBOOK = [
+    {
+        "name": "Bind the sharing account with the rbac role",
+        "hosts": "localhost",
+        "connection": "local",
+        "gather_facts": False,
+        "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"},
+        "roles": [
+            {
+                "role": "gpushare.k8s.rbac",
+                "vars": {
+                    "rbac_families": ["sharing"],
+                    "rbac_subject_name": "gpushare-lp-sharing",
+                    "rbac_subject_namespace": SA_NAMESPACE,
+                },
+            }
+        ],
+    }
+]
+
+
+def shipped(name):
+    """The manifests of roles/rbac/files/<name> (a list of objects)."""
+    with open(os.path.join(RBAC_FILES, name)) as stream:
+        return [document for document in yaml.safe_load_all(stream) if document]
+
+
+def user(account):
+    return "system:serviceaccount:%s:%s" % (SA_NAMESPACE, account)
+
+
+def play(cluster, tasks, env=None, check=False, name="gpushare.k8s modules"):
+    """Run ``tasks`` in one playbook; [(task name, result)] of the tasks that ran, and ansible's stderr."""
+    playbook = [
+        {
+            "name": name,
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"},
+            "tasks": tasks,
+        }
+    ]
+    return run_plays(cluster, playbook, env=env, check=check)
+
+
+def run_plays(cluster, playbook, env=None, check=False):
+    with tempfile.TemporaryDirectory(prefix="gpushare-lp-") as work:
+        path = os.path.join(work, "playbook.yml")
+        with open(path, "w") as stream:
+            json.dump(playbook, stream)  # JSON is YAML
+        _code, report, stderr = run_playbook(cluster, path, *(["--check"] if check else []), env=env)
+    results = [
+        (task["task"]["name"], task["hosts"]["localhost"])
+        for one_play in report["plays"]
+        for task in one_play["tasks"]
+        if "localhost" in task["hosts"]
+    ]
+    return results, report, stderr
+
+
+def module(name, args):
+    fqcn = "gpushare.k8s." + name
+    return {"name": name, fqcn: args}
+
+
+def token_env(cluster, api_client, account):
+    """What AWX's bearer-token credential injects, with a TokenRequest token of ``account``."""
+    request = {"spec": {"expirationSeconds": 3600}}
+    answer = client.CoreV1Api(api_client).create_namespaced_service_account_token(account, SA_NAMESPACE, request)
+    return {
+        "K8S_AUTH_HOST": cluster.server(),
+        "K8S_AUTH_API_KEY": answer.status.token,
+        "K8S_AUTH_VERIFY_SSL": "True",
+        "K8S_AUTH_SSL_CA_CERT": cluster.ca_cert,
+        "KUBECONFIG": os.path.join(cluster.dir, "no-such-kubeconfig"),
+    }
+
+
+def requests_of(audit, account):
+    """The audit events of ``account``'s requests in the window."""
+    return [event for event in audit.everyone if event["user"]["username"] == user(account)]
+
+
+def writes_of(audit, account):
+    """``account``'s write requests, as "verb resource/name (user, HTTP code)", refused ones included."""
+    return [describe(event) for event in requests_of(audit, account) if event["verb"] in WRITE_VERBS]
+
+
+def refusals(audit, account):
+    """``account``'s requests the API server refused (403)."""
+    return [describe(event) for event in requests_of(audit, account) if event["responseStatus"]["code"] == 403]
+
+
+def succeeded(write):
+    return " HTTP 2" in write
+
+
+def ok(results):
+    for name, result in results:
+        assert not result.get("failed"), "%s failed as the ServiceAccount: %s" % (name, result.get("msg"))
+    return dict(results)
+
+
+@pytest.fixture(scope="module")
+def accounts(cluster, api_client):
+    """The ServiceAccounts, bound by the rbac role; {account: AWX-style environment with its token}."""
+    results, report, stderr = run_plays(cluster, RBAC_PLAYBOOK)
+    assert not any(result.get("failed") for _name, result in results), (report["stats"], stderr)
+    for account, families in ACCOUNTS.items():
+        if account != "gpushare-lp-sharing":
+            bind(api_client, seed.PROFILES["openshift"].operator_namespace, account, families)
+    yield dict((account, token_env(cluster, api_client, account)) for account in ACCOUNTS)
+    remove_minus_grants(api_client, seed.PROFILES["openshift"].operator_namespace)
+
+
+def put(replace, create, body, *scope):
+    """Create or replace an object."""
+    try:
+        replace(body["metadata"]["name"], *scope, body)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        create(*scope, body)
+
+
+def bind(api_client, operator_namespace, account, families, roles=None):
+    """ServiceAccount ``account`` bound, as the rbac role binds it, to the viewer roles and those of ``families``;
+    ``roles`` maps a shipped (kind, name) to the name of a copy to bind instead."""
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    try:
+        client.CoreV1Api(api_client).create_namespaced_service_account(SA_NAMESPACE, {"metadata": {"name": account}})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    for manifest in shipped("clusterroles.yml") + shipped("roles.yml"):
+        kind, name = manifest["kind"], manifest["metadata"]["name"]
+        if name.split("-", 1)[1] not in ["viewer"] + families:
+            continue
+        binding = {
+            "metadata": {"name": "%s:%s:%s" % (name, SA_NAMESPACE, account)},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": kind,
+                "name": (roles or {}).get((kind, name), name),
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": SA_NAMESPACE}],
+        }
+        if kind == "ClusterRole":
+            put(rbac.replace_cluster_role_binding, rbac.create_cluster_role_binding, binding)
+        else:
+            put(rbac.replace_namespaced_role_binding, rbac.create_namespaced_role_binding, binding, operator_namespace)
+
+
+def remove_minus_grants(api_client, operator_namespace):
+    """The copies of the roles the one-verb-removed cases made, and their bindings."""
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    for suffix in ("viewer", "sharing"):
+        name = "%s-%s" % (MINUS, suffix)
+        for call, scope in (
+            (rbac.delete_cluster_role_binding, ()),
+            (rbac.delete_cluster_role, ()),
+            (rbac.delete_namespaced_role_binding, (operator_namespace,)),
+            (rbac.delete_namespaced_role, (operator_namespace,)),
+        ):
+            try:
+                call(name, *scope)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+
+
+def test_applying_the_rbac_role_again_changes_nothing(cluster, accounts):
+    results, report, _stderr = run_plays(cluster, RBAC_PLAYBOOK)
+    assert not any(result.get("failed") for _name, result in results)
+    assert report["stats"]["localhost"]["changed"] == 0, [name for name, result in results if result.get("changed")]
+    # Exactly the shipped rules, bound to each account.
+    rbac = client.RbacAuthorizationV1Api(cluster.api_client())
+    for manifest in shipped("clusterroles.yml"):
+        applied = rbac.read_cluster_role(manifest["metadata"]["name"])
+        assert [(rule.api_groups, rule.resources, rule.verbs) for rule in applied.rules] == [
+            (rule["apiGroups"], rule["resources"], rule["verbs"]) for rule in manifest["rules"]
+        ]
+    binding = rbac.read_cluster_role_binding("gpushare-sharing:%s:gpushare-lp-sharing" % SA_NAMESPACE)
+    assert [(s.kind, s.namespace, s.name) for s in binding.subjects] == [
+        ("ServiceAccount", SA_NAMESPACE, "gpushare-lp-sharing")
+    ]
+
+
+def test_check_mode_of_every_module_needs_only_the_viewer_roles(cluster, accounts, audit_writes, namespace):
+    env = accounts["gpushare-lp-viewer"]
+    checks = [
+        module("gpu_timeslicing", {"replicas": 4, "nodes": T4}),
+        module("gpu_mps", {"replicas": 4, "nodes": {"names": ["gpu-a100-0"]}}),
+        module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": ["gpu-a100-1"]}}),
+        module("gpu_reset", {"nodes": {"names": ["gpu-h100-0"]}}),
+        module("gpu_reset", {"restore": True}),
+        module("gpu_tolerations", {"tolerations": [DEDICATED]}),
+        module("gpu_quota", {"quota_namespace": namespace, "limits": {"nvidia.com/gpu": 2}}),
+        module("gpu_smoke_test", {"kind": "pod", "replicas": 2, "workload_namespace": namespace}),
+        module("gpu_monitoring", {"service_monitor": True}),
+        module("gpu_autoscaling", {"min_replicas": 0, "max_replicas": 3, "delay_after_add": "15m"}),
+        module("gpu_vgpu_licensing", {"client_configuration_token": "token", "gridd_conf": "FeatureType=4\n"}),
+        # The read-only modules, for real.
+        dict(module("gpu_info", {}), check_mode=False),
+        dict(module("gpu_preflight", {}), check_mode=False),
+    ]
+    with audit_writes() as audit:
+        results = ok(play(cluster, checks, env=env, check=True)[0])
+    assert len(results) == 12  # gpu_reset twice under one name
+    for name in ("gpu_timeslicing", "gpu_mps", "gpu_mig_config", "gpu_tolerations", "gpu_quota", "gpu_monitoring"):
+        assert results[name]["changed"], name
+    assert results["gpu_info"]["nodes"] and results["gpu_preflight"]["platform"] == "OpenShift"
+    assert requests_of(audit, "gpushare-lp-viewer"), "the modules did not run as the ServiceAccount"
+    refused = [
+        describe(event) for event in requests_of(audit, "gpushare-lp-viewer") if event["responseStatus"]["code"] == 403
+    ]
+    assert refused == [] and writes_of(audit, "gpushare-lp-viewer") == []
+
+
+def test_the_sharing_modules_run_with_the_sharing_roles(cluster, accounts, audit_writes):
+    env = accounts["gpushare-lp-sharing"]
+    changes = [
+        module("gpu_timeslicing", {"replicas": 4, "nodes": T4}),
+        module("gpu_mig_config", {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": ["gpu-a100-1"]}}),
+        module("gpu_reset", {"restore": True}),
+        module("gpu_mps", {"replicas": 2, "nodes": {"names": ["gpu-a100-0"]}}),
+    ]
+    with audit_writes() as audit:
+        results = ok(play(cluster, changes, env=env)[0])
+    assert all(result["changed"] for result in results.values())
+    assert refusals(audit, "gpushare-lp-sharing") == []
+    writes = writes_of(audit, "gpushare-lp-sharing")
+    resources = set(write.split(" ")[1].split("/")[0] for write in writes)
+    assert resources == {"configmaps", "clusterpolicies", "nodes", "daemonsets"}
+
+
+def test_the_readiness_modules_run_with_the_readiness_roles(cluster, api_client, accounts, audit_writes, namespace):
+    env = accounts["gpushare-lp-readiness"]
+    # Kubernetes 1.20 admits pods in a namespace once its default ServiceAccount has its token.
+    wait_for_object(
+        client.CoreV1Api(api_client).list_namespaced_service_account,
+        lambda account: bool(account.get("secrets")),
+        "the default ServiceAccount of %s to get its token" % namespace,
+        namespace,
+        field_selector="metadata.name=default",
+    )
+    changes = [
+        module("gpu_tolerations", {"tolerations": [DEDICATED]}),
+        module("gpu_quota", {"quota_namespace": namespace, "limits": {"nvidia.com/gpu": 2}}),
+        module("gpu_smoke_test", {"kind": "pod", "replicas": 1, "workload_namespace": namespace}),
+        module("gpu_monitoring", {"service_monitor": True}),
+        module("gpu_autoscaling", {"min_replicas": 0, "max_replicas": 3, "delay_after_add": "15m"}),
+        # A token of its own: the reset between tests leaves the licence Secret an earlier test wrote.
+        module("gpu_vgpu_licensing", {"client_configuration_token": uuid.uuid4().hex, "gridd_conf": "FeatureType=4\n"}),
+    ]
+    with audit_writes() as audit:
+        results = ok(play(cluster, changes, env=env)[0])
+    for name in ("gpu_tolerations", "gpu_quota", "gpu_monitoring", "gpu_autoscaling", "gpu_vgpu_licensing"):
+        assert results[name]["changed"], name
+    assert results["gpu_smoke_test"]["running"] == 1
+    assert refusals(audit, "gpushare-lp-readiness") == []
+    writes = writes_of(audit, "gpushare-lp-readiness")
+    resources = set(write.split(" ")[1].split("/")[0] for write in writes)
+    assert {"clusterpolicies", "resourcequotas", "pods", "machinesets", "secrets"} <= resources, "\n".join(writes)
+
+
+def test_gpu_nvidia_smi_runs_with_the_diagnostics_role(cluster, accounts, audit_writes):
+    with audit_writes() as audit:
+        results = ok(
+            play(
+                cluster,
+                [module("gpu_nvidia_smi", {"nodes": {"names": ["gpu-t4-0"]}})],
+                env=accounts["gpushare-lp-diagnostics"],
+            )[0]
+        )
+    assert results["gpu_nvidia_smi"]["nodes"]["gpu-t4-0"]["gpus"]
+    assert writes_of(audit, "gpushare-lp-diagnostics") == []
+    assert any(
+        (event["objectRef"] or {}).get("subresource") == "exec"
+        for event in requests_of(audit, "gpushare-lp-diagnostics")
+    )
+
+
+# --- one verb removed ---------------------------------------------------------------------------------------
+
+
+def without(manifest, resource, verb):
+    """A copy of ``manifest`` named after MINUS, ``verb`` removed from the rules on ``resource``."""
+    copied = copy.deepcopy(manifest)
+    copied["metadata"] = {"name": MINUS + "-" + manifest["metadata"]["name"].split("-", 1)[1]}
+    for rule in copied["rules"]:
+        if resource in rule["resources"]:
+            rule["verbs"] = [v for v in rule["verbs"] if v != verb]
+    copied["rules"] = [rule for rule in copied["rules"] if rule["verbs"]]
+    return copied
+
+
+def grant_all_but(api_client, operator_namespace, kind, role, resource, verb):
+    """Bind MINUS to copies of the viewer and sharing ClusterRoles and Roles, ``verb`` on ``resource`` missing from
+    ``kind`` ``role``; returns once the API server's authorizer refuses exactly that."""
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    copies, checks = {}, []
+    for manifest in shipped("clusterroles.yml") + shipped("roles.yml"):
+        if manifest["metadata"]["name"] not in ("gpushare-viewer", "gpushare-sharing"):
+            continue
+        removed = (manifest["kind"], manifest["metadata"]["name"]) == (kind, role)
+        body = without(manifest, resource, verb) if removed else without(manifest, None, None)
+        copies[(manifest["kind"], manifest["metadata"]["name"])] = body["metadata"]["name"]
+        if manifest["kind"] == "ClusterRole":
+            put(rbac.replace_cluster_role, rbac.create_cluster_role, body)
+        else:
+            put(rbac.replace_namespaced_role, rbac.create_namespaced_role, body, operator_namespace)
+        for rule in manifest["rules"]:
+            for group in rule["apiGroups"]:
+                for res in rule["resources"]:
+                    for rule_verb in rule["verbs"]:
+                        allowed = not (removed and (res, rule_verb) == (resource, verb))
+                        namespace = operator_namespace if manifest["kind"] == "Role" else None
+                        checks.append((rule_verb, group, res, namespace, allowed))
+    bind(api_client, operator_namespace, MINUS, ["sharing"], roles=copies)
+    # The authorizer reads RBAC objects from its informers: wait until it answers as the roles now say.
+    deadline = time.monotonic() + 30
+    while True:
+        wrong = [check for check in checks if allowed_to(api_client, *check[:4]) != check[4]]
+        if not wrong:
+            return
+        assert time.monotonic() < deadline, "RBAC never answered as the roles say: %s" % wrong
+        time.sleep(0.1)  # polling the authorizer (SubjectAccessReview), bounded by the deadline
+
+
+def allowed_to(api_client, verb, group, resource, namespace):
+    plural, _, subresource = resource.partition("/")
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user(MINUS),
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:" + SA_NAMESPACE, "system:authenticated"],
+            "resourceAttributes": {
+                "verb": verb,
+                "group": group,
+                "resource": plural,
+                "subresource": subresource,
+                "namespace": namespace or "",
+            },
+        },
+    }
+    answer = client.AuthorizationV1Api(api_client).create_subject_access_review(review)
+    return answer.status.allowed
+
+
+TIMESLICING = {"replicas": 4, "nodes": T4}
+# (kind, role, resource, verb, module, args, the writes made before the refused one). The writer's order:
+# ConfigMaps, the policy, node labels, ConfigMap deletes, the device plugin's restart (run/writer.py).
+CASES = [
+    ("Role", "gpushare-sharing", "configmaps", "create", "gpu_timeslicing", TIMESLICING, []),
+    ("ClusterRole", "gpushare-sharing", "clusterpolicies", "patch", "gpu_timeslicing", TIMESLICING, ["configmaps"]),
+    (
+        "ClusterRole",
+        "gpushare-sharing",
+        "nodes",
+        "patch",
+        "gpu_timeslicing",
+        TIMESLICING,
+        ["configmaps", "clusterpolicies"],
+    ),
+    (
+        "Role",
+        "gpushare-sharing",
+        "daemonsets",
+        "patch",
+        "gpu_timeslicing",
+        dict(TIMESLICING, restart_device_plugin=True),
+        ["configmaps", "clusterpolicies", "nodes", "nodes"],
+    ),
+    ("ClusterRole", "gpushare-viewer", "nodes", "list", "gpu_timeslicing", TIMESLICING, []),
+    ("Role", "gpushare-viewer", "configmaps", "get", "gpu_timeslicing", TIMESLICING, []),
+]
+
+
+@pytest.mark.parametrize(
+    "kind, role, resource, verb, name, args, written",
+    CASES,
+    ids=["%s %s %s/%s" % (case[0], case[1], case[3], case[2]) for case in CASES],
+)
+def test_a_missing_verb_is_named_with_its_resource_and_role(
+    cluster, api_client, accounts, audit_writes, profile, kind, role, resource, verb, name, args, written
+):
+    grant_all_but(api_client, profile.operator_namespace, kind, role, resource, verb)
+    env = token_env(cluster, api_client, MINUS)
+    with audit_writes() as audit:
+        results, _report, _stderr = play(cluster, [dict(module(name, args), ignore_errors=True)], env=env)
+    result = dict(results)[name]
+    assert result.get("failed"), "%s succeeded without %s on %s" % (name, verb, resource)
+    named = {"clusterpolicies": "clusterpolicies.nvidia.com", "daemonsets": "daemonsets.apps"}.get(resource, resource)
+    assert "(HTTP 403). The identity lacks '%s' on '%s'; bind the %s %s" % (verb, named, role, kind) in result["msg"]
+    assert "Traceback" not in result["msg"]
+    writes = writes_of(audit, MINUS)
+    done = [write.split(" ")[1].split("/")[0] for write in writes if succeeded(write)]
+    assert done == written, writes
+    # Nothing after the refusal: the refused requests (one per node for node labels, written concurrently) are the
+    # last writes tried, and the message says what was written before.
+    refused = [write for write in writes if not succeeded(write)]
+    assert all(write.startswith("%s %s" % (verb, resource)) and "HTTP 403" in write for write in refused), writes
+    assert writes[len(writes) - len(refused) :] == refused and bool(refused) == (verb in WRITE_VERBS), writes
+    if written:
+        assert "Written before the failure: " in result["msg"]
