@@ -10,8 +10,9 @@
 # $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own block of ports, so nothing one
 # job's tests do can be seen by another's; within a job the tests run one after the other and every
 # test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
-# three jobs: openshift-mig (the simulator's own tests and the MIG and reset tests), openshift-ready
-# (the readiness modules and the check-mode parity tests) and openshift (the rest, and the Molecule
+# three jobs: openshift-mig (the simulator's own tests, the MIG and reset tests and the bad-input matrix),
+# openshift-ready (the readiness modules, the check-mode parity and least-privilege tests) and openshift (the rest,
+# and the Molecule
 # scenario); the vks job also runs the tests of the local Helm charts (testbed/charts) and the Molecule
 # scenarios of the Helm installs (hami, vks-helm: MOLECULE_SCENARIOS). The tests of a
 # job are told their profile through GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts
@@ -33,7 +34,7 @@ unset GPUSHARE_PROFILE
 mkdir -p "$OUT" "$CLUSTERS"
 
 # The files of the openshift-mig and openshift-ready jobs; the openshift job runs every other one.
-MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py"
+MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py tests/integration/test_bad_input.py"
 READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
     tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py

@@ -161,6 +161,16 @@ RESET_ARG_SPEC = dict(
     **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(600)),
 )
 
+# A restore puts back every record, whatever the reset options say: combining them is a mistake to report.
+RESET_MODULE_KWARGS = dict(
+    mutually_exclusive=[
+        ("restore", "nodes"),
+        ("restore", "config_key"),
+        ("restore", "remove_profiles"),
+        ("restore", "mig"),
+    ]
+)
+
 INFO_ARG_SPEC = dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str"))
 
 PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]

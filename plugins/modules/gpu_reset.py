@@ -60,7 +60,9 @@ options:
   restore:
     description:
       - Restore every object this collection changed to its state before the first change, instead
-        of resetting. I(nodes), I(config_key), I(remove_profiles) and I(mig) are ignored.
+        of resetting. It cannot be combined with I(nodes), I(config_key), I(remove_profiles) or I(mig), since a
+        restore puts back every record on every object.
+      - With nothing recorded (nothing changed yet, or restored already), it changes nothing and warns.
     type: bool
     default: false
   drain:
@@ -149,12 +151,12 @@ restored:
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
-from ansible_collections.gpushare.k8s.plugins.module_utils.args import RESET_ARG_SPEC
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import RESET_ARG_SPEC, RESET_MODULE_KWARGS
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.reset import run_reset
 
 
 def main():
-    GpuShareModule(RESET_ARG_SPEC).run(run_reset)
+    GpuShareModule(RESET_ARG_SPEC, **RESET_MODULE_KWARGS).run(run_reset)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ window, as a user's earlier change would have.
 import json
 
 import pytest
-from integration_helpers import AuditWindow, module_task, run_tasks
+from integration_helpers import AuditWindow, module_task, run_playbook, run_tasks
 
 pytestmark = pytest.mark.profiles("openshift")
 
@@ -149,6 +149,8 @@ CASES = [
     ("reset-config-key-slash", "gpu_reset", {"config_key": "a/b", "remove_profiles": True}, ["config_key", "a/b"]),
     ("reset-wait-timeout-negative", "gpu_reset", {"wait_timeout": -1}, ["wait_timeout", "-1"]),
     ("reset-selector-syntax", "gpu_reset", {"nodes": {"selector": "=x"}}, ["nodes.selector", "=x"]),
+    ("reset-restore-with-nodes", "gpu_reset", {"restore": True, "nodes": {"names": [A100]}}, ["restore", "nodes"]),
+    ("reset-restore-with-key", "gpu_reset", {"restore": True, "config_key": "time-slicing"}, ["restore", "config_key"]),
     # --- gpu_info
     ("info-namespace-wrong", "gpu_info", {"namespace": "default"}, ["default", "namespace"]),
     ("info-policy-wrong", "gpu_info", {"cluster_policy": "no-such-policy"}, ["no-such-policy", "cluster_policy"]),
@@ -282,3 +284,51 @@ def test_credentials_never_shown(cluster, run_module):
         shown = result["_stdout"] + json.dumps(dict((k, v) for k, v in result.items() if k != "_stdout"))
         for secret in secrets.values():
             assert secret not in shown
+
+
+# (case id, playbook, extra variables, fragments of the failure message): the playbooks and roles as a user runs
+# them, refused before any write too.
+ROLE_CASES = [
+    ("no-mode", "site.yml", {}, ["gpushare_mode", "timeslicing, mig, mps or none"]),
+    ("replicas-not-int", "timeslicing.yml", {"openshift_replicas": "many"}, ["openshift_replicas", "int"]),
+    ("replicas-1", "timeslicing.yml", {"openshift_replicas": 1, "openshift_nodes": {"names": [A100]}}, [">= 2"]),
+    (
+        "node-missing",
+        "mps.yml",
+        {"openshift_nodes": {"names": ["gpu-z9-0"]}},
+        ["gpu-z9-0", "not found"],
+    ),
+    (
+        "mig-unknown-config",
+        "mig.yml",
+        {"openshift_nodes": {"names": [H100]}, "openshift_mig_config": "all-9g.99gb"},
+        ["all-9g.99gb"],
+    ),
+]
+
+
+def failure_messages(report):
+    """Every failed task's message in an ansible.posix.json report."""
+    return [
+        str(result.get("msg"))
+        for play in report["plays"]
+        for task in play["tasks"]
+        for result in task["hosts"].values()
+        if result.get("failed")
+    ]
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["real", "check"])
+@pytest.mark.parametrize("case_id, playbook, variables, fragments", ROLE_CASES, ids=[case[0] for case in ROLE_CASES])
+def test_roles_refuse_bad_variables_before_any_write(
+    cluster, audit_writes, case_id, playbook, variables, fragments, check
+):
+    with audit_writes() as audit:
+        code, report, stderr = run_playbook(
+            cluster, playbook, "-e", json.dumps(variables), *(["--check"] if check else [])
+        )
+    messages = " | ".join(failure_messages(report))
+    assert code != 0, "%s was not refused" % case_id
+    assert all(fragment in messages for fragment in fragments), messages or stderr
+    assert "Traceback (most recent call last)" not in messages
+    assert audit.writes == []

@@ -331,6 +331,17 @@ def test_a_node_in_mig_mode_is_refused_for_nvidia_com_gpu(kube, run_module, audi
     assert audit.writes == []
 
 
+@pytest.mark.profiles("openshift")
+def test_counts_in_the_thousands_are_waited_for(kube, run_module):
+    """The API server writes 1,000 x N advertised devices as "Nk"; the wait must read it, not time out."""
+    node = kube.gpu_nodes()[0]
+    result = run_module(MODULE, dict(replicas=1000, nodes=dict(names=[node]), wait_timeout=120))
+    assert not result["failed"], result["msg"]
+    gpus = int(labels(kube.node(node))["nvidia.com/gpu.count"])
+    assert kube.node(node)["status"]["allocatable"]["nvidia.com/gpu"] == "%dk" % gpus
+    assert result["nodes"][node]["after"]["allocatable"]["nvidia.com/gpu"] == 1000 * gpus
+
+
 # --- options ---------------------------------------------------------------------------------
 
 
