@@ -332,3 +332,17 @@ def test_roles_refuse_bad_variables_before_any_write(
     assert all(fragment in messages for fragment in fragments), messages or stderr
     assert "Traceback (most recent call last)" not in messages
     assert audit.writes == []
+
+
+def test_restore_with_nothing_recorded_warns_and_writes_nothing(run_module, audit_writes):
+    with audit_writes() as audit:
+        result = run_module("gpu_reset", {"restore": True})
+    assert not result["failed"] and not result["changed"], result.get("msg")
+    assert any("Nothing to restore" in warning for warning in result.get("warnings", [])), result.get("warnings")
+    assert audit.writes == []
+
+
+def test_verification_turned_off_on_purpose_connects(cluster, run_module):
+    """TLS verification is on by default (the self-signed case of the matrix fails); off on purpose, it connects."""
+    result = run_module("gpu_info", {"host": cluster.server(), "api_key": cluster.token(), "validate_certs": False})
+    assert not result["failed"], result["msg"]

@@ -152,6 +152,13 @@ def run_restore(module, kube, operator):
         diff=dict(before=plan.before, after=plan.after),
         **guard.fields(),
     )
+    if not plan.changed:
+        # Every record is removed by the restore that applies it, so nothing planned means nothing recorded. Not a
+        # failure: a second restore finds nothing, and must stay an idempotent ok.
+        module.ansible.warn(
+            "Nothing to restore: no node, ConfigMap or ClusterPolicy carries a gpushare.k8s/restore record (this "
+            "collection changed nothing here yet, or it was restored already)."
+        )
     if module.check_mode or not plan.changed:
         return result
 
