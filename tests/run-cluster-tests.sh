@@ -34,7 +34,7 @@ unset GPUSHARE_PROFILE
 mkdir -p "$OUT" "$CLUSTERS"
 
 # The files of the openshift-mig and openshift-ready jobs; the openshift job runs every other one.
-MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py tests/integration/test_bad_input.py"
+MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py tests/integration/test_bad_input.py tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py"
 READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
     tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py

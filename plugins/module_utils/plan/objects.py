@@ -58,6 +58,7 @@ class ObjectWrites(object):
         self.warnings = []
         self.conflicts = 0  # 409 Conflicts met while writing, each followed by a fresh read and plan
         self.written = []  # what run/writer.py wrote of this plan, once it wrote it all
+        self.node_versions = {}  # node name -> the resourceVersion run/writer.py's label patch left it at
 
     @property
     def create_config_map(self):

@@ -89,6 +89,9 @@ def run_sharing_profile(module, method, default_key, resources=None):
         read["listed"] = (nodes, nodes_version)
         read["fleet"] = Fleet(nodes)
         read.setdefault("labels", {}).update(_labels_left(plan, read["fleet"]))
+        read.setdefault("versions", {}).update(
+            (name, read["fleet"].nodes[name]["metadata"].get("resourceVersion")) for name in plan.expectations
+        )
         return operator, plan
 
     operator, plan = read_and_plan()
@@ -122,7 +125,16 @@ def run_sharing_profile(module, method, default_key, resources=None):
             final = wait_for_nodes(
                 kube,
                 dict(
-                    (name, _unless_relabelled(expectation.problem, read["labels"][name], superseded, name))
+                    (
+                        name,
+                        _unless_relabelled(
+                            expectation.problem,
+                            read["labels"][name],
+                            written.node_versions.get(name) or read["versions"][name],
+                            superseded,
+                            name,
+                        ),
+                    )
                     for name, expectation in written.expectations.items()
                 ),
                 params["wait_timeout"],
@@ -161,22 +173,33 @@ def run_sharing_profile(module, method, default_key, resources=None):
 
 
 def _labels_left(plan, fleet):
-    """For each node the plan waits for, its device-plugin label before the plan's writes and after them."""
+    """For each node the plan waits for, the device-plugin label the plan leaves it with."""
     labels = {}
     for name in plan.expectations:
         before = (fleet.nodes[name]["metadata"].get("labels") or {}).get(LABEL_DEVICE_PLUGIN_CONFIG)
-        after = ((plan.after.get("nodes") or {}).get(name) or {}).get(LABEL_DEVICE_PLUGIN_CONFIG, before)
-        labels[name] = (before, after)
+        labels[name] = ((plan.after.get("nodes") or {}).get(name) or {}).get(LABEL_DEVICE_PLUGIN_CONFIG, before)
     return labels
 
 
-def _unless_relabelled(problem, labels, superseded, name):
-    """``problem``, unless the node's device-plugin label is neither the one it had when planned nor the one
-    this task wrote: then a later writer gave it another profile, whose intent stands (``superseded``)."""
+def _version(obj):
+    try:
+        return int(obj["metadata"].get("resourceVersion"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _unless_relabelled(problem, label, since, superseded, name):
+    """``problem``, unless the node shows another device-plugin label than ``label`` (the one this task left it
+    with) in a version later than ``since`` (this task's label patch, or its read when it did not relabel the
+    node): a later writer gave it another profile, whose intent stands (``superseded``). The watch replays
+    what happened since the planning read, other runs' earlier labels included: those are not later.
+    resourceVersions are compared as etcd's revisions; one that is not a number never counts as later."""
+    since = _version({"metadata": {"resourceVersion": since}})
 
     def check(node):
-        label = (node["metadata"].get("labels") or {}).get(LABEL_DEVICE_PLUGIN_CONFIG)
-        if label not in labels:
+        version = _version(node)
+        found = (node["metadata"].get("labels") or {}).get(LABEL_DEVICE_PLUGIN_CONFIG)
+        if found != label and None not in (version, since) and version > since:
             superseded.add(name)
             return None
         superseded.discard(name)

@@ -141,7 +141,12 @@ def plan_steps(kube, operator, plan):
         )
     steps += _object_steps(kube, plan, OBJECTS_AFTER_POLICY, deletes=False)
     if plan.node_patches:
-        steps.append(("label %d node(s)" % len(plan.node_patches), lambda: label_nodes(kube, plan.node_patches)))
+        steps.append(
+            (
+                "label %d node(s)" % len(plan.node_patches),
+                lambda: plan.node_versions.update(label_nodes(kube, plan.node_patches)),
+            )
+        )
     for name in sorted(plan.config_map_deletes):
         steps.append(
             (
@@ -158,7 +163,8 @@ def plan_steps(kube, operator, plan):
 
 
 def label_nodes(kube, node_patches):
-    """Patch every node of ``node_patches`` (name -> merge patch), NODE_WRITE_CONCURRENCY at a time.
+    """Patch every node of ``node_patches`` (name -> merge patch), NODE_WRITE_CONCURRENCY at a time; returns the
+    resourceVersion each node had after its patch (name -> resourceVersion).
 
     Every patch is tried; when some fail, the error names them and counts the others (the same task, run
     again, labels the rest: each patch sets only the labels it owns).
@@ -166,19 +172,18 @@ def label_nodes(kube, node_patches):
 
     def label(name):
         try:
-            kube.patch_node(name=name, patch=node_patches[name])
+            return kube.patch_node(name=name, patch=node_patches[name])
         except GpuShareError as exc:
             return exc
-        return None
 
     names = sorted(node_patches)
     with ThreadPoolExecutor(max_workers=max(1, min(NODE_WRITE_CONCURRENCY, len(names)))) as pool:
         outcomes = dict(zip(names, pool.map(label, names)))
-    failed = dict((name, exc) for name, exc in outcomes.items() if exc is not None)
+    failed = dict((name, exc) for name, exc in outcomes.items() if isinstance(exc, GpuShareError))
     if failed:
         # A 409 only when every failure is one, so that the runner plans again only for conflicts.
         first = failed[sorted(failed, key=lambda name: (failed[name].status == CONFLICT, name))[0]]
-        raise GpuShareError(
+        error = GpuShareError(
             "Labelling node(s) %s failed: %s. The other %d of %d node(s) were labelled."
             % (
                 ", ".join(sorted(failed)),
@@ -189,6 +194,10 @@ def label_nodes(kube, node_patches):
             status=first.status,
             reason=first.reason,
         )
+        if len(failed) < len(names):
+            error.written = ["label %d of %d node(s)" % (len(names) - len(failed), len(names))]
+        raise error
+    return dict((name, ((node or {}).get("metadata") or {}).get("resourceVersion")) for name, node in outcomes.items())
 
 
 def write_plan(kube, operator, plan):
@@ -208,7 +217,7 @@ def write_plan(kube, operator, plan):
                 reason=exc.reason,
                 details=exc.details,
             )
-            error.written = [step[0] for step in steps[:index]]
+            error.written = [step[0] for step in steps[:index]] + list(getattr(exc, "written", ()))
             raise error
     return [what for what, _call in steps]
 
@@ -226,7 +235,7 @@ def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMP
     nodes of the earlier plans (a node written before the conflict still has to show the change), and sets
     ``plan.conflicts`` to the number of conflicts met.
     """
-    expectations, earlier = {}, []  # the nodes to wait for, and what attempts before the last one wrote
+    expectations, versions, earlier = {}, {}, []  # nodes to wait for, as written, and what earlier attempts wrote
     for attempt in range(1, attempts + 1):
         try:
             written = write_plan(kube, operator, plan)
@@ -249,11 +258,14 @@ def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMP
                     details=exc.details,
                 )
             expectations.update(plan.expectations)
+            versions.update(plan.node_versions)
             time.sleep(random.uniform(0, pause * attempt))
             operator, plan = read_and_plan()
             continue
         expectations.update(plan.expectations)
         plan.expectations = expectations
+        versions.update(plan.node_versions)
+        plan.node_versions = versions
         plan.conflicts = attempt - 1
         plan.written = earlier + [what for what in written if what not in earlier]
         return operator, plan
