@@ -18,6 +18,7 @@ import yaml
 from integration_helpers import REPO, WRITE_VERBS, describe, run_playbook, wait_for_object
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from workloads import gpu_pod
 
 from testbed import seed
 
@@ -61,9 +62,9 @@ RBAC_PLAYBOOK = [
 
 
 def shipped(name):
-    """The manifests of roles/rbac/files/<name> (a list of objects)."""
+    """The objects of roles/rbac/files/<name> (a v1 List)."""
     with open(os.path.join(RBAC_FILES, name)) as stream:
-        return [document for document in yaml.safe_load_all(stream) if document]
+        return yaml.safe_load(stream)["items"]
 
 
 def user(account):
@@ -392,16 +393,56 @@ def allowed_to(api_client, verb, group, resource, namespace):
 
 
 TIMESLICING = {"replicas": 4, "nodes": T4}
-# (kind, role, resource, verb, module, args, the writes made before the refused one). The writer's order:
-# ConfigMaps, the policy, node labels, ConfigMap deletes, the device plugin's restart (run/writer.py).
+SHARED_TWICE = (
+    "version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: 2\n"
+)
+
+
+def existing_config_map(api_client, kube, profile):
+    """The time-slicing ConfigMap already there (another profile in it): the module patches it."""
+    kube.put_config_map("time-slicing-config", {"other": SHARED_TWICE})
+
+
+def created_config_map(api_client, kube, profile):
+    """A ConfigMap the collection created (its restore record says so): gpu_reset restore: true deletes it."""
+    core = client.CoreV1Api(api_client)
+    body = {
+        "metadata": {"name": "gpushare-lp-created", "annotations": {"gpushare.k8s/restore": '{"created": true}'}},
+        "data": {"other": SHARED_TWICE},
+    }
+    core.create_namespaced_config_map(profile.operator_namespace, body)
+
+
+def gpu_pod_on_t4(api_client, kube, profile):
+    """A GPU pod on gpu-t4-0: with drain: true the module cordons, then evicts it."""
+    namespace = "lp-" + uuid.uuid4().hex[:6]
+    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": namespace}})
+    gpu_pod(api_client, "gpu-t4-0", namespace)
+
+
+# (kind, role, resource, verb, setup, module, args, the writes made before the refused one). The writer's order:
+# ConfigMaps, the policy, node labels, ConfigMap deletes, the device plugin's restart (run/writer.py); a drain
+# cordons before it evicts.
 CASES = [
-    ("Role", "gpushare-sharing", "configmaps", "create", "gpu_timeslicing", TIMESLICING, []),
-    ("ClusterRole", "gpushare-sharing", "clusterpolicies", "patch", "gpu_timeslicing", TIMESLICING, ["configmaps"]),
+    ("Role", "gpushare-sharing", "configmaps", "create", None, "gpu_timeslicing", TIMESLICING, []),
+    ("Role", "gpushare-sharing", "configmaps", "patch", existing_config_map, "gpu_timeslicing", TIMESLICING, []),
+    ("Role", "gpushare-sharing", "configmaps", "delete", created_config_map, "gpu_reset", {"restore": True}, []),
+    (
+        "ClusterRole",
+        "gpushare-sharing",
+        "clusterpolicies",
+        "patch",
+        None,
+        "gpu_timeslicing",
+        TIMESLICING,
+        ["configmaps"],
+    ),
     (
         "ClusterRole",
         "gpushare-sharing",
         "nodes",
         "patch",
+        None,
         "gpu_timeslicing",
         TIMESLICING,
         ["configmaps", "clusterpolicies"],
@@ -411,23 +452,36 @@ CASES = [
         "gpushare-sharing",
         "daemonsets",
         "patch",
+        None,
         "gpu_timeslicing",
         dict(TIMESLICING, restart_device_plugin=True),
         ["configmaps", "clusterpolicies", "nodes", "nodes"],
     ),
-    ("ClusterRole", "gpushare-viewer", "nodes", "list", "gpu_timeslicing", TIMESLICING, []),
-    ("Role", "gpushare-viewer", "configmaps", "get", "gpu_timeslicing", TIMESLICING, []),
+    (
+        "ClusterRole",
+        "gpushare-sharing",
+        "pods/eviction",
+        "create",
+        gpu_pod_on_t4,
+        "gpu_timeslicing",
+        dict(TIMESLICING, drain=True),
+        ["nodes", "nodes"],  # cordoned, and uncordoned after the refusal (below)
+    ),
+    ("ClusterRole", "gpushare-viewer", "nodes", "list", None, "gpu_timeslicing", TIMESLICING, []),
+    ("Role", "gpushare-viewer", "configmaps", "get", None, "gpu_timeslicing", TIMESLICING, []),
 ]
 
 
 @pytest.mark.parametrize(
-    "kind, role, resource, verb, name, args, written",
+    "kind, role, resource, verb, setup, name, args, written",
     CASES,
-    ids=["%s %s %s/%s" % (case[0], case[1], case[3], case[2]) for case in CASES],
+    ids=["%s %s %s %s" % (case[0], case[1], case[3], case[2]) for case in CASES],
 )
 def test_a_missing_verb_is_named_with_its_resource_and_role(
-    cluster, api_client, accounts, audit_writes, profile, kind, role, resource, verb, name, args, written
+    cluster, api_client, accounts, audit_writes, profile, kube, kind, role, resource, verb, setup, name, args, written
 ):
+    if setup:
+        setup(api_client, kube, profile)
     grant_all_but(api_client, profile.operator_namespace, kind, role, resource, verb)
     env = token_env(cluster, api_client, MINUS)
     with audit_writes() as audit:
@@ -438,12 +492,23 @@ def test_a_missing_verb_is_named_with_its_resource_and_role(
     assert "(HTTP 403). The identity lacks '%s' on '%s'; bind the %s %s" % (verb, named, role, kind) in result["msg"]
     assert "Traceback" not in result["msg"]
     writes = writes_of(audit, MINUS)
-    done = [write.split(" ")[1].split("/")[0] for write in writes if succeeded(write)]
-    assert done == written, writes
-    # Nothing after the refusal: the refused requests (one per node for node labels, written concurrently) are the
-    # last writes tried, and the message says what was written before.
+    report = "\n".join(writes + [result["msg"]])
     refused = [write for write in writes if not succeeded(write)]
-    assert all(write.startswith("%s %s" % (verb, resource)) and "HTTP 403" in write for write in refused), writes
-    assert writes[len(writes) - len(refused) :] == refused and bool(refused) == (verb in WRITE_VERBS), writes
-    if written:
+    assert bool(refused) == (verb in WRITE_VERBS), report
+    # The refused requests (one per node for node labels, written concurrently) are the last writes tried, but for
+    # a drain's uncordon of the nodes it cordoned; what was written before them is named in the message.
+    first = writes.index(refused[0]) if refused else len(writes)
+    assert all(
+        write.startswith("%s %s" % (verb, resource.split("/")[0])) for write in writes[first : first + len(refused)]
+    )
+    assert [write.split(" ")[1].split("/")[0] for write in writes[:first]] == written, report
+    after = writes[first + len(refused) :]
+    if resource == "pods/eviction":
+        assert (
+            len(after) == len(written)
+            and "nothing was changed and node(s) gpu-t4-0, gpu-t4-1 are schedulable again" in result["msg"]
+        )
+    else:
+        assert after == [], report
+    if written and resource != "pods/eviction":
         assert "Written before the failure: " in result["msg"]

@@ -29,7 +29,7 @@ def shipped_grants():
     grants = set()
     for path in RBAC_FILES:
         with open(path) as stream:
-            for document in yaml.safe_load_all(stream):
+            for document in yaml.safe_load(stream)["items"]:
                 for rule in document["rules"]:
                     for group in rule["apiGroups"]:
                         for resource in rule["resources"]:
