@@ -225,3 +225,23 @@ def test_other_failures_are_not_replanned():
         write_replanning(kube, operator, plan, lambda: planned.append(1) or set_key(kube, "a", "A"), pause=0)
     assert caught.value.status == 422 and planned == [] and len(store.patches) == 1
     assert copy.deepcopy(store.config_map)["data"] == {}
+
+
+def test_a_node_relabelled_after_this_tasks_write_is_not_waited_for():
+    from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import _unless_relabelled
+
+    label = "nvidia.com/device-plugin.config"
+
+    def node(version, value):
+        return {"metadata": {"name": "n", "resourceVersion": str(version), "labels": {label: value}}}
+
+    superseded = set()
+    check = _unless_relabelled(lambda node: "not yet", "mine", "20", superseded, "n")
+    # The watch replays what happened since the planning read: another run's label before this task's write
+    # (version 15 < 20) is not a later writer's, so the task still waits.
+    assert check(node(15, "theirs")) == "not yet" and superseded == set()
+    assert check(node(20, "mine")) == "not yet"
+    # Relabelled after this task's write: the later writer's profile stands, the node is no longer waited for.
+    assert check(node(31, "theirs")) is None and superseded == {"n"}
+    # A version that is not a number never counts as later.
+    assert _unless_relabelled(lambda node: "not yet", "mine", "x", set(), "n")(node(31, "theirs")) == "not yet"
