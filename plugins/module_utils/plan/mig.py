@@ -54,7 +54,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     deploy_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet, ObjectWrites, recorded
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
+    Fleet,
+    ObjectWrites,
+    on_version_read,
+    recorded,
+)
 
 STUCK_HINT = (
     "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log "
@@ -416,8 +421,11 @@ def _plan_config_map(
     if target_config_map is None:
         plan.create_config_map = {MIG_PARTED_KEY: text}
     elif changed or existing_text != text:
-        plan.config_map_patch = recorded(
-            target_config_map, {"data": {MIG_PARTED_KEY: text}}, "data", {MIG_PARTED_KEY: existing_text}
+        # config.yaml is rewritten whole from the text read: always conditional on that read, or a concurrent run's
+        # layout written in between would be lost.
+        plan.config_map_patch = on_version_read(
+            target_config_map,
+            recorded(target_config_map, {"data": {MIG_PARTED_KEY: text}}, "data", {MIG_PARTED_KEY: existing_text}),
         )
     plan.before["config_map"] = {request.config_name: existing_layout}
     plan.after["config_map"] = {request.config_name: request.layout}
