@@ -34,7 +34,7 @@ from datetime import datetime
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, ".build"), os.path.join(REPO, "tests", "integration")]
 
-from integration_helpers import ANSIBLE_PLAYBOOK, AuditWindow, Cluster, module_env, run_measured  # noqa: E402
+from integration_helpers import ANSIBLE_PLAYBOOK, AuditWindow, Cluster, is_write, module_env, run_measured  # noqa: E402
 from settle import wait_until_settled  # noqa: E402
 
 from testbed import seed  # noqa: E402
@@ -75,7 +75,7 @@ def measure(cluster, api_client, tool, nodes, scenario, replicas):
     with AuditWindow(cluster, api_client) as audit:
         seconds, code, rss, output = run_playbook(cluster, PLAYBOOKS[tool], extra_vars)
     ours = audit.requests
-    writes = [event for event in ours if event["verb"] in ("create", "update", "patch", "delete")]
+    writes = [event for event in ours if is_write(event)]
     simulator = [
         event
         for event in audit.everyone

@@ -278,8 +278,9 @@ OBJECT_NAME_RULE = (
     "an object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, 253 "
     "characters or less",
 )
-# A profile's key names a ConfigMap key (a label value is one too) and becomes the value of the node label nvidia.com/device-plugin.config; a
-# MIG config's name becomes the value of nvidia.com/mig.config: both must be label values.
+# A profile's key names a ConfigMap key (a label value is one too) and becomes the value of the node label
+# nvidia.com/device-plugin.config; a MIG config's name becomes the value of nvidia.com/mig.config: both must be
+# label values.
 LABEL_VALUE_RULE = (
     LABEL_VALUE,
     63,

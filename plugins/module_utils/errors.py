@@ -144,6 +144,11 @@ def forbidden_hint(message):
     if not match:
         return None
     verb, resource, group, namespace = match.groups()
+    return access_hint(verb, group, resource, namespace)
+
+
+def access_hint(verb, group, resource, namespace=None):
+    """'The identity lacks <verb> on <resource>; bind <the shipped role granting it>' ("" is the core group)."""
     roles = []
     for kind, role, role_group, role_resource, role_verb in rbac_grants():
         if (role_group, role_resource, role_verb) == (group, resource, verb):

@@ -397,12 +397,7 @@ class AuditWindow(object):
     def writes(self):
         """Create, update, patch and delete requests (server-side dry runs left out), as ``"verb resource/name"``
         strings."""
-        return [
-            describe(event)
-            for event in self.events
-            # A server-side dry run (kubernetes.core in check mode) changes nothing.
-            if event["verb"] in WRITE_VERBS and "dryRun=All" not in event.get("requestURI", "")
-        ]
+        return [describe(event) for event in self.events if is_write(event)]
 
     def count(self, verb=None, resource=None, user=None):
         return sum(
@@ -420,6 +415,20 @@ class AuditWindow(object):
             key = "%s %s" % (event["verb"], (event.get("objectRef") or {}).get("resource") or event.get("requestURI"))
             counts[key] = counts.get(key, 0) + 1
         return dict(sorted(counts.items()))
+
+
+# Requests made with a write verb that change nothing: the modules ask these before writing.
+REVIEWS = frozenset(("selfsubjectaccessreviews",))
+
+
+def is_write(event):
+    """Whether an audit event is a write: a write verb, but neither a server-side dry run (kubernetes.core in check
+    mode) nor an access review (a create that changes nothing)."""
+    return (
+        event["verb"] in WRITE_VERBS
+        and "dryRun=All" not in event.get("requestURI", "")
+        and (event.get("objectRef") or {}).get("resource") not in REVIEWS
+    )
 
 
 def describe(event):

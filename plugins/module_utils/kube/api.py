@@ -275,6 +275,25 @@ class KubeApi(object):
         }
         return self._call("POST", _core(namespace, "pods", name, "eviction"), body=body)
 
+    @api_call("ask whether this identity may {verb} {resource}")
+    def may(self, verb, group, resource, namespace=None):
+        """Whether the API server would allow this identity ``verb`` on ``resource`` ("pods/eviction": a
+        subresource) of ``group`` ("" for core) in ``namespace``: a SelfSubjectAccessReview, which every
+        authenticated identity may create (system:basic-user) and which changes nothing."""
+        resource, _slash, subresource = resource.partition("/")
+        attributes = dict(verb=verb, group=group, resource=resource)
+        if subresource:
+            attributes["subresource"] = subresource
+        if namespace:
+            attributes["namespace"] = namespace
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        }
+        review = self._call("POST", _path("apis", "authorization.k8s.io", "v1", "selfsubjectaccessreviews"), body=body)
+        return bool((review.get("status") or {}).get("allowed"))
+
     @api_call("list events of {kind} {name}")
     def list_events(self, kind, name):
         selector = "involvedObject.kind=%s,involvedObject.name=%s" % (kind, name)

@@ -20,6 +20,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods impor
     gpu_pods_on,
     pod_names,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import NODE_PATCH_ACCESS, require_access
 
 # Kubernetes serves policy/v1 Evictions from 1.22 on; older servers (1.20, 1.21) only policy/v1beta1.
 EVICTION_API_VERSIONS = ("policy/v1", "policy/v1beta1")
@@ -157,15 +158,23 @@ class GpuPodGuard(object):
         # With force and no drain the pods change nothing: no need to list them.
         blocking = {} if force and not drain else gpu_pods_in_the_way(kube, names)
         refuse_while_gpu_pods_run(blocking, drain, force, change)
+        self.blocking = blocking
         self.evicted = drain_report(blocking, drain)
         self.cordoned = []
 
     def fields(self):
         return dict(evicted=self.evicted, cordoned=self.cordoned)
 
-    def run(self, module, change, timeout, purpose, wait):
+    def run(self, module, change, timeout, purpose, wait, access=()):
         """``change()`` under the rule; returns what it returned. Without ``wait`` drained nodes stay cordoned
-        (the module cannot tell when the change is done), and a warning says so."""
+        (the module cannot tell when the change is done), and a warning says so. Before a drain, the identity must
+        be allowed the drain's writes and the change's (``access``, from ``writer.plan_access``): a pod is never
+        evicted for a change the API server would then refuse."""
+        if self.drain and self.blocking:
+            evictions = set(
+                ("create", "", "pods/eviction", pod["namespace"]) for pods in self.blocking.values() for pod in pods
+            )
+            require_access(self.kube, [NODE_PATCH_ACCESS] + sorted(evictions) + list(access))
         outcome, self.cordoned, self.evicted = drained_change(
             self.kube, self.fleet, self.names if self.drain else [], timeout, purpose, change, uncordon=wait
         )

@@ -15,7 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import plan_access, write_replanning
 
 
 def run_gpu_mig_config(module):
@@ -66,7 +66,9 @@ def run_gpu_mig_config(module):
         written = write_replanning(kube, operator, plan, read_and_plan)[1]
         return wait_for_mig_plan(kube, written, params["wait_timeout"]) if params["wait"] else {}
 
-    final = guard.run(module, change, params["wait_timeout"], "the MIG change", params["wait"])
+    final = guard.run(
+        module, change, params["wait_timeout"], "the MIG change", params["wait"], plan_access(kube, operator, plan)
+    )
     result.update(guard.fields())
     record_after(result, final)
     return result

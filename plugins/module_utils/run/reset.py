@@ -32,7 +32,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import plan_access, write_replanning
 
 
 def run_reset(module):
@@ -114,7 +114,14 @@ def run_reset(module):
             )
         return final
 
-    final = guard.run(module, change, params["wait_timeout"], "the reset", params["wait"])
+    final = guard.run(
+        module,
+        change,
+        params["wait_timeout"],
+        "the reset",
+        params["wait"],
+        plan_access(kube, operator, plan) + (plan_access(kube, operator, mig_plan) if mig_plan else []),
+    )
     result.update(guard.fields())
     record_after(result, final)
     return result
@@ -177,6 +184,6 @@ def run_restore(module, kube, operator):
                 listed=read["listed"],
             )
 
-    guard.run(module, change, params["wait_timeout"], "the restore", params["wait"])
+    guard.run(module, change, params["wait_timeout"], "the restore", params["wait"], plan_access(kube, operator, plan))
     result.update(guard.fields())
     return result

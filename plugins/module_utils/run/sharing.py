@@ -34,7 +34,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuP
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import after_writes, write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import after_writes, plan_access, write_replanning
 
 
 def run_timeslicing(module):
@@ -151,7 +151,9 @@ def run_sharing_profile(module, method, default_key, resources=None):
             )
         return dict((name, node) for name, node in final.items() if name not in superseded)
 
-    final = guard.run(module, change, params["wait_timeout"], "the profile change", params["wait"])
+    final = guard.run(
+        module, change, params["wait_timeout"], "the profile change", params["wait"], plan_access(kube, operator, plan)
+    )
     result.update(guard.fields())
     if not final:
         return result

@@ -21,7 +21,8 @@ import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, FORBIDDEN, GpuShareError, access_hint
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import CLUSTER_POLICY_GROUP, CLUSTER_POLICY_PLURAL
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import OPENSHIFT_KINDS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
@@ -31,6 +32,8 @@ RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 # Node labels are written this many at a time, so 1,000 label writes take about as long as a handful; it
 # stays within the kubernetes client's connection pool (5 x CPUs connections) on a 2-CPU controller.
 NODE_WRITE_CONCURRENCY = 8
+# (verb, API group, resource, namespace): labelling, cordoning and uncordoning nodes.
+NODE_PATCH_ACCESS = ("patch", "", "nodes", None)
 # A plan whose write met a 409 Conflict is read and planned again this many times in all before giving up, with
 # a short random pause in between (up to REPLAN_PAUSE_SECONDS x the attempt), so runs that collided spread out.
 REPLAN_ATTEMPTS = 8
@@ -79,6 +82,24 @@ OBJECTS_BEFORE_POLICY = ("Secret",)
 OBJECTS_AFTER_POLICY = ("ResourceQuota", "MachineSet", "MachineAutoscaler", "ClusterAutoscaler")
 
 
+# What each kind of ``ObjectWrites.object_writes`` is to RBAC: (API group, resource).
+OBJECT_RESOURCES = dict(
+    dict((kind, (group, plural)) for kind, (group, _version, plural) in OPENSHIFT_KINDS.items()),
+    Secret=("", "secrets"),
+    ResourceQuota=("", "resourcequotas"),
+)
+
+
+class Step(object):
+    """One write of a plan: ``what`` it is (for messages), the ``access`` it needs as (verb, API group, resource,
+    namespace or None), and the ``call`` that makes it."""
+
+    def __init__(self, what, access, call):
+        self.what = what
+        self.access = access
+        self.call = call
+
+
 def _object_steps(kube, plan, kinds, deletes):
     calls = object_calls(kube)
     keys = sorted(
@@ -94,8 +115,9 @@ def _object_steps(kube, plan, kinds, deletes):
         action, body = plan.object_writes[(kind, namespace, name)]
         call = calls[kind][action]
         steps.append(
-            (
+            Step(
                 "%s %s %s" % (action, kind, "/".join(part for part in (namespace, name) if part)),
+                (action,) + OBJECT_RESOURCES[kind] + (namespace,),
                 lambda call=call, namespace=namespace, name=name, body=body: call(namespace, name, body),
             )
         )
@@ -103,13 +125,14 @@ def _object_steps(kube, plan, kinds, deletes):
 
 
 def plan_steps(kube, operator, plan):
-    """The plan's writes in their safe order, as (what, call) pairs."""
+    """The plan's writes in their safe order, as ``Step``s."""
     namespace = operator.namespace if operator is not None else None  # None: a plan of no operator object
     steps = []
     for name, data in sorted(plan.config_map_creates.items()):
         steps.append(
-            (
+            Step(
                 "create ConfigMap %s/%s" % (namespace, name),
+                ("create", "", "configmaps", namespace),
                 lambda name=name, data=data: kube.create_config_map(
                     namespace=namespace, name=name, data=data, annotations=created_record()
                 ),
@@ -117,23 +140,26 @@ def plan_steps(kube, operator, plan):
         )
     for name, patch in sorted(plan.config_map_patches.items()):
         steps.append(
-            (
+            Step(
                 "patch ConfigMap %s/%s" % (namespace, name),
+                ("patch", "", "configmaps", namespace),
                 lambda name=name, patch=patch: kube.patch_config_map(namespace=namespace, name=name, patch=patch),
             )
         )
     steps += _object_steps(kube, plan, OBJECTS_BEFORE_POLICY, deletes=False)
     if plan.policy_patch:
         steps.append(
-            (
+            Step(
                 "patch ClusterPolicy %s" % operator.policy_name,
+                ("patch", CLUSTER_POLICY_GROUP, CLUSTER_POLICY_PLURAL, None),
                 lambda: kube.patch_cluster_policy(name=operator.policy_name, patch=plan.policy_patch),
             )
         )
     for (ds_namespace, name), patch in sorted(plan.daemon_set_patches.items()):
         steps.append(
-            (
+            Step(
                 "patch DaemonSet %s/%s" % (ds_namespace, name),
+                ("patch", "apps", "daemonsets", ds_namespace),
                 lambda ds_namespace=ds_namespace, name=name, patch=patch: kube.patch_daemon_set(
                     namespace=ds_namespace, name=name, patch=patch
                 ),
@@ -142,24 +168,48 @@ def plan_steps(kube, operator, plan):
     steps += _object_steps(kube, plan, OBJECTS_AFTER_POLICY, deletes=False)
     if plan.node_patches:
         steps.append(
-            (
+            Step(
                 "label %d node(s)" % len(plan.node_patches),
+                NODE_PATCH_ACCESS,
                 lambda: plan.node_versions.update(label_nodes(kube, plan.node_patches)),
             )
         )
     for name in sorted(plan.config_map_deletes):
         steps.append(
-            (
+            Step(
                 "delete ConfigMap %s/%s" % (namespace, name),
+                ("delete", "", "configmaps", namespace),
                 lambda name=name: kube.delete_config_map(namespace=namespace, name=name),
             )
         )
     steps += _object_steps(kube, plan, OBJECTS_BEFORE_POLICY + OBJECTS_AFTER_POLICY, deletes=True)
     if plan.restart:
         steps.append(
-            ("restart the device plugin", lambda: restart_daemon_set(kube, namespace, DEVICE_PLUGIN_DAEMONSET))
+            Step(
+                "restart the device plugin",
+                ("patch", "apps", "daemonsets", namespace),
+                lambda: restart_daemon_set(kube, namespace, DEVICE_PLUGIN_DAEMONSET),
+            )
         )
     return steps
+
+
+def plan_access(kube, operator, plan):
+    """The (verb, API group, resource, namespace) accesses the plan's writes need."""
+    return [step.access for step in plan_steps(kube, operator, plan)]
+
+
+def require_access(kube, accesses):
+    """Refuse, before any write, when the identity may not make some of ``accesses`` (asked once each through
+    SelfSubjectAccessReviews): a change the API server would refuse half way is not started."""
+    missing = [access for access in sorted(set(accesses), key=str) if not kube.may(*access)]
+    if missing:
+        raise GpuShareError(
+            "Nothing was written: the API server would refuse part of this change. %s."
+            % " ".join(access_hint(*access) + "." for access in missing),
+            status=FORBIDDEN,
+            reason="Forbidden",
+        )
 
 
 def label_nodes(kube, node_patches):
@@ -201,15 +251,16 @@ def label_nodes(kube, node_patches):
 
 
 def write_plan(kube, operator, plan):
-    """Make the plan's writes; on failure, say what was written and what was left undone. Returns what was
-    written (each step's description, in order)."""
+    """Make the plan's writes (once the identity is known to be allowed them all); on failure, say what was
+    written and what was left undone. Returns what was written (each step's description, in order)."""
     steps = plan_steps(kube, operator, plan)
-    for index, (what, call) in enumerate(steps):
+    require_access(kube, [step.access for step in steps])
+    for index, step in enumerate(steps):
         try:
-            call()
+            step.call()
         except GpuShareError as exc:
-            done = ", ".join(step[0] for step in steps[:index]) or "nothing"
-            left = ", ".join(step[0] for step in steps[index + 1 :]) or "nothing else"
+            done = ", ".join(earlier.what for earlier in steps[:index]) or "nothing"
+            left = ", ".join(later.what for later in steps[index + 1 :]) or "nothing else"
             error = GpuShareError(
                 "%s Written before the failure: %s. Not written: %s. The cluster is left in a state the same task, "
                 "run again, completes." % (exc.msg, done, left),
@@ -217,9 +268,9 @@ def write_plan(kube, operator, plan):
                 reason=exc.reason,
                 details=exc.details,
             )
-            error.written = [step[0] for step in steps[:index]] + list(getattr(exc, "written", ()))
+            error.written = [earlier.what for earlier in steps[:index]] + list(getattr(exc, "written", ()))
             raise error
-    return [what for what, _call in steps]
+    return [step.what for step in steps]
 
 
 def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMPTS, pause=REPLAN_PAUSE_SECONDS):

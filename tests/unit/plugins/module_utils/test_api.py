@@ -370,3 +370,45 @@ def test_a_name_is_one_escaped_path_segment(kube):
 def test_a_missing_custom_resource_lists_as_empty(kube):
     answer_with(kube, Calls(api_exception(404, "the server could not find the requested resource")))
     assert kube.list_cluster_policies() == []
+
+
+@pytest.mark.parametrize(
+    "args, attributes",
+    [
+        (("patch", "", "nodes"), {"verb": "patch", "group": "", "resource": "nodes"}),
+        (
+            ("create", "", "pods/eviction", "team-a"),
+            {"verb": "create", "group": "", "resource": "pods", "subresource": "eviction", "namespace": "team-a"},
+        ),
+    ],
+)
+def test_may_asks_a_self_subject_access_review(kube, args, attributes):
+    calls = answer_with(kube, Calls(Data({"status": {"allowed": True}}), Data({"status": {"allowed": False}})))
+    assert kube.may(*args) is True
+    assert kube.may(*args) is False
+    request = calls.calls[0]
+    assert (request.method, request.path) == ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+    assert request.body["spec"]["resourceAttributes"] == attributes
+
+
+def test_the_writer_refuses_before_any_write_what_the_identity_may_not_do(kube):
+    from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
+    from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import OperatorInstall
+    from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+
+    plan = ObjectWrites()
+    plan.create_config_map = {"time-slicing": "version: v1\n"}
+    plan.policy_patch = {"spec": {"devicePlugin": {"config": {"name": "time-slicing-config"}}}}
+    plan.node_patches = {"gpu-0": {"metadata": {"labels": {"nvidia.com/device-plugin.config": "time-slicing"}}}}
+    operator = OperatorInstall({"metadata": {"name": "cluster-policy"}}, "gpu-operator", None)
+    # Asked in (verb, group, resource, namespace) order: create configmaps, patch nodes, patch clusterpolicies.
+    allowed = [True, False, False]
+    calls = answer_with(kube, Calls(*[Data({"status": {"allowed": answer}}) for answer in allowed]))
+    with pytest.raises(GpuShareError) as error:
+        write_plan(kube, operator, plan)
+    assert [request.method for request in calls.calls] == ["POST"] * 3  # the reviews, and no write
+    assert error.value.status == 403
+    assert error.value.msg.startswith("Nothing was written: the API server would refuse part of this change.")
+    assert "lacks 'patch' on 'nodes'; bind the gpushare-sharing ClusterRole" in error.value.msg
+    assert "lacks 'patch' on 'clusterpolicies.nvidia.com'" in error.value.msg
+    assert "configmaps" not in error.value.msg

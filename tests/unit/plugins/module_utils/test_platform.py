@@ -30,7 +30,10 @@ def test_named_policy():
 @pytest.mark.parametrize(
     "policies, message",
     [
-        ([HELM, CUSTOM], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: cluster-policy, my-policy. Set"),
+        (
+            [HELM, CUSTOM],
+            "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: cluster-policy, my-policy. Set",
+        ),
         ([], "ClusterPolicy 'gpu-cluster-policy' not found; the cluster has: none. Set"),
     ],
 )

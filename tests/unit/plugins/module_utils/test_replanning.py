@@ -88,6 +88,8 @@ class Store(object):
         self.config_map = obj
 
     def __call__(self, method, url, header_params=None, body=None, post_params=None, _request_timeout=None):
+        if url.endswith("/selfsubjectaccessreviews"):
+            return Reply({"status": {"allowed": True}})  # the writer asks before writing; this identity may
         assert url.split("?")[0].endswith(PATH), url
         if method == "GET":
             return Reply(self.config_map)
