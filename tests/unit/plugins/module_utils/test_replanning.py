@@ -18,6 +18,7 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
+from k8s_objects import merge_patch  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError  # noqa: E402
@@ -37,18 +38,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import wri
 
 NAMESPACE = "gpu-operator"
 PATH = "/api/v1/namespaces/%s/configmaps/profiles" % NAMESPACE
-
-
-def merge(target, patch):
-    if not isinstance(patch, dict):
-        return patch
-    target = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        else:
-            target[key] = merge(target.get(key), value)
-    return target
 
 
 def conflict():
@@ -83,7 +72,7 @@ class Store(object):
         self.conflicts = 0
 
     def write(self, data=None, annotations=None):
-        obj = merge(self.config_map, {"data": data or {}, "metadata": {"annotations": annotations or {}}})
+        obj = merge_patch(self.config_map, {"data": data or {}, "metadata": {"annotations": annotations or {}}})
         obj["metadata"]["resourceVersion"] = str(int(self.config_map["metadata"]["resourceVersion"]) + 1)
         self.config_map = obj
 
