@@ -208,6 +208,16 @@ def earlier_profile(run_module, nodes):
     assert result["changed"] and not result["failed"], result.get("msg")
 
 
+def run_until_the_server_stops(run_module, cluster, proxy, nodes, match, forward=0):
+    """Run the module while the API server stops at the first request ``match`` accepts (after ``forward`` of
+    them); return the failure message."""
+    stop = StopsAt(match, forward=forward)
+    proxy.add(Fault(stop, "reset-before", times=None))
+    failed = run_through(run_module, cluster, proxy, nodes)
+    assert failed["failed"] and stop.stopped, failed.get("msg")
+    return failed["msg"]
+
+
 def run_again(run_module, nodes):
     result = run_module(MODULE, dict(config_key=KEY, replicas=REPLICAS, nodes={"names": nodes}, wait_timeout=120))
     assert not result["failed"], result["msg"]
@@ -219,13 +229,7 @@ def run_again(run_module, nodes):
 
 def test_api_server_stops_between_the_config_map_write_and_the_policy_patch(cluster, kube, run_module, proxy, setup):
     nodes, seeded = setup
-    stop = StopsAt(policy_patch)
-    proxy.add(Fault(stop, "reset-before", times=None))
-
-    failed = run_through(run_module, cluster, proxy, nodes)
-
-    assert failed["failed"] and stop.stopped
-    msg = failed["msg"]
+    msg = run_until_the_server_stops(run_module, cluster, proxy, nodes, policy_patch)
     assert "Failed to patch ClusterPolicy" in msg or "patch ClusterPolicy" in msg, msg
     assert "Written before the failure: patch ConfigMap %s/%s." % (kube.namespace, CONFIG_MAP) in msg, msg
     assert "Not written: label 3 node(s)" in msg, msg
@@ -242,13 +246,7 @@ def test_api_server_stops_between_the_config_map_write_and_the_policy_patch(clus
 def test_api_server_stops_between_node_labels(cluster, kube, run_module, proxy, setup):
     nodes, seeded = setup
     earlier_profile(run_module, nodes)
-    stop = StopsAt(node_patch, forward=1)
-    proxy.add(Fault(stop, "reset-before", times=None))
-
-    failed = run_through(run_module, cluster, proxy, nodes)
-
-    assert failed["failed"] and stop.stopped
-    msg = failed["msg"]
+    msg = run_until_the_server_stops(run_module, cluster, proxy, nodes, node_patch, forward=1)
     labelled = [name for name in nodes if labels(kube.node(name)).get(LABEL) == KEY]
     unlabelled = [name for name in nodes if name not in labelled]
     assert len(labelled) == 1, labelled
@@ -288,13 +286,7 @@ def test_some_node_label_patches_fail(cluster, kube, run_module, proxy, setup):
 
 def test_api_server_stops_during_the_wait(cluster, kube, run_module, proxy, setup):
     nodes, seeded = setup
-    stop = StopsAt(node_watch)
-    proxy.add(Fault(stop, "reset-before", times=None))
-
-    failed = run_through(run_module, cluster, proxy, nodes)
-
-    assert failed["failed"] and stop.stopped
-    msg = failed["msg"]
+    msg = run_until_the_server_stops(run_module, cluster, proxy, nodes, node_watch)
     assert "cannot reach the Kubernetes API" in msg or "Gave up" in msg, msg
     assert "Every write was made before waiting for profile 'faulty' (time-slicing) on 3 node(s)" in msg, msg
     # "label 3 node(s)", or "label 2 of 3 node(s), label 1 node(s)" when a node changed under a first-time record
