@@ -15,8 +15,8 @@ ensure_packages() {
   done
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
   fi
 }
 
@@ -31,9 +31,17 @@ Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-    $SUDO apt-get update -qq
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   fi
 }
+
+# One installer at a time, machine-wide: clusters started together (the test jobs, a helper's cluster) would
+# otherwise run apt-get at once, and all but one fail on apt's lock. The lock is held until this script exits,
+# so the later ones find the packages installed and the binaries cached. It lives outside any XDG_CACHE_HOME, so
+# runs with different caches still install one at a time.
+install_lock=${GPUSHARE_INSTALL_LOCK:-/tmp/gpushare-k8s-install.lock}
+exec 8>>"$install_lock"
+flock 8
 
 ensure_packages
 ensure_deb_src
@@ -47,11 +55,7 @@ recipe=3   # bump when the build steps below change, so caches built the old way
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/gpushare-k8s/kubernetes-${upstream_version}-deb${k8s_version//[^A-Za-z0-9.+-]/_}-${go_version}-r${recipe}"
 bins=(kube-apiserver kube-controller-manager kube-scheduler)
 
-# Clusters started together (the test jobs, a helper's cluster) must not build in one work tree at once:
-# the first builds, the others wait for it and find the binaries cached.
 mkdir -p "$(dirname "$cache")"
-exec 9>"$cache.lock"
-flock 9
 
 have_all=1
 for b in "${bins[@]}"; do [ -x "$cache/bin/$b" ] || have_all=0; done

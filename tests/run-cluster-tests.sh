@@ -130,6 +130,13 @@ run_job() {
 }
 
 started_all=$(date +%s)
+# Everything the jobs need that installs or builds (Debian's packages, the Kubernetes binaries) happens here, once,
+# before any job starts: the jobs then find it all in place (build-kubernetes.sh also locks, for clusters started
+# by hand).
+if ! bash "$REPO/testbed/build-kubernetes.sh" >/dev/null; then
+    echo "=== the Kubernetes binaries could not be installed or built (messages above)"
+    exit 1
+fi
 running=0
 for job in $JOBS; do
     rm -f "$OUT/$job.status" "$OUT/$job-molecule.log"
@@ -167,4 +174,22 @@ done
 echo "=== cluster tests, $(($(date +%s) - started_all))s in all"
 cat "$OUT/summary.txt.new"
 mv "$OUT/summary.txt.new" "$OUT/summary.txt"
+# The budget, kept in view: the slowest tests of this run, from every job's JUnit XML (never asserted by a test).
+echo "=== the 15 slowest tests (seconds, job, test)"
+"$PY" - "$OUT" $JOBS <<'SLOWEST' | tee "$OUT/slowest.txt"
+import os
+import sys
+import xml.etree.ElementTree as ElementTree
+
+out, jobs = sys.argv[1], sys.argv[2:]
+timings = []
+for job in jobs:
+    path = os.path.join(out, job + ".xml")
+    if os.path.exists(path):
+        for case in ElementTree.parse(path).iter("testcase"):
+            name = "%s::%s" % (case.get("classname", "").rpartition(".")[2], case.get("name"))
+            timings.append((float(case.get("time") or 0), job, name))
+for seconds, job, name in sorted(timings, reverse=True)[:15]:
+    print("%8.1f  %-15s %s" % (seconds, job, name))
+SLOWEST
 exit $failed

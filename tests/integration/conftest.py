@@ -1,5 +1,6 @@
-"""Fixtures for the integration tests: modules run through ``ansible-playbook`` against the local
-test cluster (``testbed/cluster.py``), with nothing mocked.
+"""Fixtures for the integration tests: modules run against the local test cluster (``testbed/cluster.py``),
+with nothing mocked: in the test's own process through Ansible's module entry point, or through
+``ansible-playbook`` where the controller is part of what is tested.
 
 Profiles
     The cluster runs one platform profile at a time. ``GPUSHARE_PROFILE`` names the one under test
@@ -15,7 +16,10 @@ Fixtures
     ``api_client``    an admin ``kubernetes.client.ApiClient`` (its requests are not audit-counted)
     ``reset``         autouse: puts the profile back to its freshly seeded state before each test
     ``kube``          the profile's objects, read and edited as a kubectl user would (``KubeObjects``)
-    ``run_module``    ``run_module(name, args, check=False, diff=False, env=None) -> result dict``
+    ``run_module``    ``run_module(name, args, check=False, diff=False, env=None) -> result dict``: the module
+                      in this process, as a fresh module process runs it (``run_module_in_process``)
+    ``run_module_via_playbook``  the same through a one-task ``ansible-playbook`` run: for what needs the
+                      controller (``no_log`` in its output, the installed collection, concurrent runs)
     ``audit_writes``  ``with audit_writes() as audit: ...`` then ``audit.writes`` (create, update,
                       patch, delete), ``audit.requests`` and ``audit.count(verb=, resource=)``
     ``awx_env``       ``awx_env(who="admin"|"nobody")``: the variables AWX's bearer-token credential injects
@@ -31,6 +35,7 @@ import urllib.error
 import pytest
 from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
 from integration_helpers import run_module as _run_module
+from integration_helpers import run_module_in_process
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from workloads import namespace  # noqa: F401 (a fixture: a fresh namespace per test)
@@ -122,8 +127,20 @@ def kube(api_client, profile):
 
 @pytest.fixture
 def run_module(cluster):
-    """``run_module(name, args, check=False, diff=False, env=None)``: run one module in a one-task
-    playbook and return its registered result (``env`` adds variables; a None value removes one)."""
+    """``run_module(name, args, check=False, diff=False, env=None)``: run one module (a short name of this
+    collection) in this process through Ansible's module entry point and return its result as ``register``
+    would hold it (``env`` adds variables; a None value removes one)."""
+
+    def run(name, args=None, check=False, diff=False, env=None):
+        return run_module_in_process(cluster, name, args, check=check, diff=diff, env=env)
+
+    return run
+
+
+@pytest.fixture
+def run_module_via_playbook(cluster):
+    """``run_module_via_playbook(name, args, check=False, diff=False, env=None)``: run one module in a one-task
+    ``ansible-playbook`` run and return its registered result, ``_stdout`` being the controller's output."""
 
     def run(name, args=None, check=False, diff=False, env=None):
         return _run_module(cluster, name, args, check=check, diff=diff, env=env)

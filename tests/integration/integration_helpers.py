@@ -2,14 +2,21 @@
 
 - ``Cluster``: where the local test cluster keeps its state (``GPUSHARE_CLUSTER_DIR``, default
   ``.cluster``) and which profile it runs; an admin ``ApiClient`` for it.
+- ``run_module_in_process``: run one module in this process through Ansible's own module entry point (its
+  ``main()`` with the arguments Ansible passes, check and diff mode included), as a fresh module process would
+  run it, and return its result.
 - ``run_module``: run one module as a one-task playbook through ``ansible-playbook`` and return the
-  task's result, exactly as a playbook would register it.
+  task's result, exactly as a playbook would register it (for what needs the controller: ``no_log`` in the
+  output, the installed collection's files, concurrent runs).
 - ``AuditWindow``: the requests the API server audited while a block ran (``audit.log``).
 - ``wait_for_object``: LIST then WATCH until an object satisfies a predicate (never a fixed sleep).
 
 Nothing here fakes or intercepts the API: modules talk to the real kube-apiserver of the test cluster.
 """
 
+import contextlib
+import importlib
+import io
 import json
 import os
 import signal
@@ -17,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 
 import yaml
@@ -229,6 +237,104 @@ def run_module(cluster, name, args=None, check=False, diff=False, env=None, time
     result["_stdout"] = stdout
     result["_seconds"] = seconds
     result["_peak_rss_mib"] = peak_rss
+    return result
+
+
+# --- running modules in this process --------------------------------------------------------------
+
+MODULES_PACKAGE = "ansible_collections.gpushare.k8s.plugins.modules."
+
+
+@contextlib.contextmanager
+def _environment(env):
+    """``os.environ`` is exactly ``env`` inside the block, and what it was afterwards."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _fresh_process_state():
+    """What a new module process starts with, for the state that outlives a module run in one process.
+
+    - ``kubernetes.config`` reads ``KUBECONFIG`` when it is imported: in a module process that is the run's own;
+    - ``kube_config.load_kube_config`` sets the client library's default ``Configuration``, which the next
+      client built from ``host`` and ``api_key`` alone would otherwise start from;
+    - the collection's client factory keeps one client per connection within a run;
+    - AnsibleModule collects warnings and deprecations in globals, reported with the next result.
+    """
+    from ansible.module_utils import _internal
+    from ansible.module_utils.common import warnings
+    from kubernetes.config import kube_config
+
+    from ansible_collections.gpushare.k8s.plugins.module_utils.kube import client as collection_client
+
+    if _internal.is_controller:
+        # Ansible's controller code turns a module's warnings into displayed messages instead of result fields.
+        raise RuntimeError("modules cannot run in a process that imported Ansible's controller code")
+    saved = (kube_config.KUBE_CONFIG_DEFAULT_LOCATION, client.Configuration._default)
+    kube_config.KUBE_CONFIG_DEFAULT_LOCATION = os.environ.get("KUBECONFIG", "~/.kube/config")
+    client.Configuration._default = None
+    collection_client._client_pool.clear()
+    warnings._global_warnings.clear()
+    warnings._global_deprecations.clear()
+    try:
+        yield
+    finally:
+        kube_config.KUBE_CONFIG_DEFAULT_LOCATION, client.Configuration._default = saved
+        collection_client._client_pool.clear()
+
+
+def run_module_in_process(cluster, name, args=None, check=False, diff=False, env=None):
+    """Run module ``name`` (a short name of this collection) in this process, through Ansible's own module
+    entry point: ``main()`` under ``ansible.module_utils.testing.patch_module_args`` with the arguments and the
+    ``_ansible_check_mode`` / ``_ansible_diff`` flags the controller sends, in the environment ``module_env``
+    gives (the test cluster's kubeconfig, ``env`` on top). The same real ``AnsibleModule`` and real API server
+    as a module process; what would end that process (``exit_json``, ``fail_json``, an exception) ends the run.
+
+    Returns the result as ``register`` would hold it, plus ``_stdout`` (what the module printed) and
+    ``_seconds``. An exception escaping the module is returned as Ansible reports it: failed, ``MODULE FAILURE``,
+    the traceback in ``module_stderr``."""
+    from ansible.module_utils.testing import patch_module_args
+
+    module = importlib.import_module(MODULES_PACKAGE + name)
+    module_args = dict(args or {}, _ansible_check_mode=check, _ansible_diff=diff)
+    output = io.StringIO()
+    started = time.monotonic()
+    with _environment(module_env(cluster, env)), _fresh_process_state(), patch_module_args(module_args):
+        try:
+            with contextlib.redirect_stdout(output):
+                module.main()
+            exit_code = 0
+        except SystemExit as exit:
+            exit_code = exit.code
+        except Exception:  # what an ansible-playbook run reports as MODULE FAILURE
+            trace = traceback.format_exc()
+            return dict(
+                failed=True, changed=False, msg="MODULE FAILURE", module_stderr=trace, exception=trace, _stdout=trace
+            )
+    stdout = output.getvalue()
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        raise PlaybookError("module %s exited %s without a result" % (name, exit_code))
+    result = json.loads(lines[-1])
+    # The result carries warnings and deprecations as serialized summaries; the controller turns them into
+    # their messages, which is what a registered result shows.
+    from ansible.module_utils.common import warnings
+
+    if result.get("warnings"):
+        result["warnings"] = list(warnings.get_warning_messages())
+    if result.get("deprecations"):
+        result["deprecations"] = list(warnings.get_deprecation_messages())
+    result["failed"] = bool(result.get("failed", exit_code != 0))
+    result.setdefault("changed", False)
+    result["_stdout"] = stdout
+    result["_seconds"] = time.monotonic() - started
     return result
 
 

@@ -265,7 +265,7 @@ def test_bad_inputs_refused_before_any_write(cluster, api_client, prepared, chec
         assert secret not in stdout
 
 
-def test_credentials_never_shown(cluster, run_module):
+def test_credentials_never_shown(cluster, run_module_via_playbook):
     """api_key, password and proxy credentials are no_log: not in the result, nor in what ansible-playbook prints at
     -vvv with --diff (the module's invocation included)."""
     secrets = dict(api_key=cluster.token(), password="gpushare-password-4e1d", basic="gpushare-proxy-9a7c")
@@ -279,7 +279,7 @@ def test_credentials_never_shown(cluster, run_module):
     }
     for module in ("gpu_info", "gpu_timeslicing"):
         module_args = dict(args, **(_ts() if module == "gpu_timeslicing" else {}))
-        result = run_module(module, module_args, check=True, diff=True, env={"ANSIBLE_VERBOSITY": "3"})
+        result = run_module_via_playbook(module, module_args, check=True, diff=True, env={"ANSIBLE_VERBOSITY": "3"})
         assert not result["failed"], result["msg"]
         shown = result["_stdout"] + json.dumps(dict((k, v) for k, v in result.items() if k != "_stdout"))
         for secret in secrets.values():

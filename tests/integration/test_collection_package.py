@@ -27,7 +27,7 @@ def installed(tmp_path_factory):
     return path
 
 
-def test_a_playbook_runs_gpu_info_from_the_installed_tarball(installed, kube, run_module, awx_env):
+def test_a_playbook_runs_gpu_info_from_the_installed_tarball(installed, kube, run_module_via_playbook, awx_env):
     env = dict(
         awx_env(),
         ANSIBLE_COLLECTIONS_PATH=installed,
@@ -35,7 +35,7 @@ def test_a_playbook_runs_gpu_info_from_the_installed_tarball(installed, kube, ru
         PYTHONPATH=None,
         ANSIBLE_VERBOSITY="3",  # "Using module file <path>": where the module was taken from
     )
-    result = run_module("gpushare.k8s.gpu_info", {}, env=env)
+    result = run_module_via_playbook("gpushare.k8s.gpu_info", {}, env=env)
 
     assert not result["failed"], "module failed: %s\n%s" % (result.get("msg"), result["_stdout"])
     assert result["changed"] is False

@@ -77,7 +77,12 @@ def test_refusals_make_no_write(kube, run_module, audit_writes, profile, args, m
 def test_refuses_nodes_with_mig_enabled(kube, run_module, audit_writes):
     node = kube.mig_capable_nodes()[0]
     kube.label_node(node, {"nvidia.com/mig.config": "all-1g.5gb"})
-    kube.wait_for_node(node, lambda n: labels(n).get("nvidia.com/mig.config.state") == "success")
+    # The state label says success for the seeded all-disabled too: wait for the GPUs in MIG mode as well.
+    kube.wait_for_node(
+        node,
+        lambda n: labels(n).get("nvidia.com/mig.config.state") == "success"
+        and "-MIG-" in labels(n)["nvidia.com/gpu.product"],
+    )
     with audit_writes() as audit:
         result = run_module("gpu_mps", {"replicas": 2, "nodes": {"names": [node]}})
     assert result["failed"]

@@ -110,10 +110,23 @@ class MigRequest(object):
 
     Either ``config`` (a shipped name) or ``layout`` (a custom mig-parted layout) with ``config_name``,
     written into ConfigMap ``config_map``; ``strategy`` None keeps the policy's.
+
+    ``checked_nodes``: the nodes whose MIG state this task's first plan already found free of an earlier change
+    (pending or failed). When a conflict (409) makes the task read and plan again, such a node showing the target
+    config as pending or failed shows this task's own label, written before the conflict: mig-manager acting on it,
+    or failing it, which the wait reports for that node. Refusing it as an earlier change would make the task
+    refuse its own change.
     """
 
     def __init__(
-        self, node_names, config=None, layout=None, config_name=None, config_map=CUSTOM_MIG_CONFIG_MAP, strategy=None
+        self,
+        node_names,
+        config=None,
+        layout=None,
+        config_name=None,
+        config_map=CUSTOM_MIG_CONFIG_MAP,
+        strategy=None,
+        checked_nodes=(),
     ):
         self.node_names = node_names
         self.config = config
@@ -121,6 +134,7 @@ class MigRequest(object):
         self.config_name = config_name
         self.config_map = config_map
         self.strategy = strategy
+        self.checked_nodes = frozenset(checked_nodes)
 
     @property
     def target_config(self):
@@ -270,12 +284,15 @@ def _validate_node(request, state, configs, strategy, warnings):
     """The node's layout and count, or raise GpuShareError with everything wrong about this node."""
     if not state.is_gpu_node:
         raise GpuShareError("node %s has no NVIDIA GPU" % state.name)
-    if state.mig_config_state in BUSY_MIG_STATES:
+    # On a re-plan after a conflict, the target config pending or failed on a node the first plan checked is this
+    # task's own label, written before the conflict (MigRequest.checked_nodes): the wait reports its outcome.
+    own_change = state.name in request.checked_nodes and state.mig_config == request.target_config
+    if state.mig_config_state in BUSY_MIG_STATES and not own_change:
         raise GpuShareError(
             "node %s: its previous MIG change to %s is still %s; wait for it to finish (or see why it does not: %s)"
             % (state.name, state.mig_config, state.mig_config_state, STUCK_HINT)
         )
-    if state.mig_config == request.target_config and state.mig_config_state == MIG_STATE_FAILED:
+    if state.mig_config == request.target_config and state.mig_config_state == MIG_STATE_FAILED and not own_change:
         raise GpuShareError(
             "node %s: its MIG change to %s failed, and mig-manager does not retry an unchanged label; remove the "
             "cause (GPU "

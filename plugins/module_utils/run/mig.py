@@ -58,6 +58,9 @@ def run_gpu_mig_config(module):
     if module.check_mode:
         return result
 
+    # A re-plan after a conflict finds this task's own labels: the nodes this plan checked keep that check.
+    request.checked_nodes = frozenset(plan.layouts)
+
     def read_and_plan():
         current = find_operator(kube, params["cluster_policy"], params["namespace"])
         return current, plan_mig_change(kube, current, request, kube.list_nodes()[0])

@@ -91,8 +91,10 @@ def run_reset(module):
         return result
 
     def read_and_plan_mig():
+        # The nodes the first plan checked keep that check: a re-plan finds this task's own labels there.
         current = find_operator(kube, params["cluster_policy"], params["namespace"])
-        return current, plan_mig_change(kube, current, MigRequest(mig_nodes, config=ALL_DISABLED), kube.list_nodes()[0])
+        request = MigRequest(mig_nodes, config=ALL_DISABLED, checked_nodes=mig_plan.layouts)
+        return current, plan_mig_change(kube, current, request, kube.list_nodes()[0])
 
     def change():
         final = {}

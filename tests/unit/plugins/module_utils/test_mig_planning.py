@@ -585,3 +585,30 @@ def test_broken_config_elsewhere_in_the_configmap_refused():
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]
     message = refusal(MigRequest(["gpu-h100-0"], layout=layout, config_name="whole", strategy="mixed"), target=broken)
     assert "config other entry 0: missing required field mig-enabled" in message
+
+
+@pytest.mark.parametrize("state", ["pending", "failed"])
+def test_a_replan_takes_the_tasks_own_label_for_its_own_change(state):
+    """A conflict (409) after this task labelled a node makes it read and plan again; the node then shows the task's
+    own config, pending or already failed. The first plan checked that node, so it is not refused as an earlier
+    change: it gets no second patch, and its expectation stays for the wait, which reports the failure."""
+    written = a100(mig_config="all-1g.5gb", state=state)
+    other = a100("gpu-a100-1")
+    replan = plan(
+        MigRequest(
+            ["gpu-a100-0", "gpu-a100-1"], config="all-1g.5gb", checked_nodes=["gpu-a100-0", "gpu-a100-1"]
+        ),
+        nodes=[written, other],
+    )
+    assert sorted(replan.node_patches) == ["gpu-a100-1"]
+    assert sorted(replan.expectations) == ["gpu-a100-0", "gpu-a100-1"]
+    assert replan.expectations["gpu-a100-0"].failed(written) is (state == "failed")
+    # The first plan, which saw the node so before the task wrote anything, refuses it.
+    assert refusal(MigRequest(["gpu-a100-0"], config="all-1g.5gb"), nodes=[written])
+
+
+def test_a_replan_still_refuses_another_change_pending_on_a_checked_node():
+    """Checked by the first plan, but now pending on another config: someone else's change, still refused."""
+    node = a100(mig_config="all-balanced", state="pending")
+    msg = refusal(MigRequest(["gpu-a100-0"], config="all-1g.5gb", checked_nodes=["gpu-a100-0"]), nodes=[node])
+    assert "previous MIG change to all-balanced is still pending" in msg
