@@ -176,6 +176,7 @@ cat "$OUT/summary.txt.new"
 mv "$OUT/summary.txt.new" "$OUT/summary.txt"
 # The budget, kept in view: the slowest tests of this run, from every job's JUnit XML (never asserted by a test).
 echo "=== the 15 slowest tests (seconds, job, test)"
+# shellcheck disable=SC2086 # $JOBS is a list of job names
 "$PY" - "$OUT" $JOBS <<'SLOWEST' | tee "$OUT/slowest.txt"
 import os
 import sys

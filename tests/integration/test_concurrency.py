@@ -30,7 +30,9 @@ def replicas_of(text):
     return yaml.safe_load(text)["sharing"]["timeSlicing"]["resources"][0]["replicas"]
 
 
-def test_ten_concurrent_runs_lose_no_update_and_restore_exactly(kube, run_module, run_module_via_playbook, audit_writes):
+def test_ten_concurrent_runs_lose_no_update_and_restore_exactly(
+    kube, run_module, run_module_via_playbook, audit_writes
+):
     gpu_nodes = kube.gpu_nodes()
     kube.put_config_map(CONFIG_MAP, {USER_KEY: USER_TEXT})
     kube.annotate_node(gpu_nodes[0], {"example.com/owner": "team-a"})

@@ -31,7 +31,9 @@ def licensing_config(kube):
     return (kube.policy()["spec"].get("driver") or {}).get("licensingConfig")
 
 
-def test_licence_check_mode_diff_idempotence_restore_and_absent(run_module, run_module_via_playbook, kube, audit_writes):
+def test_licence_check_mode_diff_idempotence_restore_and_absent(
+    run_module, run_module_via_playbook, kube, audit_writes
+):
     before = licensing_config(kube)
     args = {"client_configuration_token": TOKEN, "gridd_conf": "FeatureType=4\n"}
     with audit_writes() as audit:

@@ -595,9 +595,7 @@ def test_a_replan_takes_the_tasks_own_label_for_its_own_change(state):
     written = a100(mig_config="all-1g.5gb", state=state)
     other = a100("gpu-a100-1")
     replan = plan(
-        MigRequest(
-            ["gpu-a100-0", "gpu-a100-1"], config="all-1g.5gb", checked_nodes=["gpu-a100-0", "gpu-a100-1"]
-        ),
+        MigRequest(["gpu-a100-0", "gpu-a100-1"], config="all-1g.5gb", checked_nodes=["gpu-a100-0", "gpu-a100-1"]),
         nodes=[written, other],
     )
     assert sorted(replan.node_patches) == ["gpu-a100-1"]
