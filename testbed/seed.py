@@ -750,7 +750,7 @@ def _seed_nodes(writer, profile, members, daemonset):
 def reset(api_client, profile, nodes=None, operator=True):
     """Put a seeded cluster back to its seeded state, quickly, and delete what tests created.
 
-    Tests call it between tests: the policy, the operator namespace's ConfigMaps, the operand
+    Tests call it between tests: the policy, the operator namespace's ConfigMaps and Secrets, the operand
     DaemonSets and every node are as seeded; namespaces other than the system's and the profile's
     are deleted (their pods at once), as are node Events, and what a Helm install of the operator
     left. With ``operator`` false, the fleet is put back as it is before the operator was installed.
@@ -765,6 +765,10 @@ def reset(api_client, profile, nodes=None, operator=True):
             kube.core.delete_namespaced_config_map(
                 configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False
             )
+    # Secrets tests wrote there (the vGPU licence): the seeding makes none of type Opaque.
+    kube.core.delete_collection_namespaced_secret(
+        profile_spec.operator_namespace, field_selector="type=Opaque", _preload_content=False
+    )
     for namespace in profile_spec.namespaces:  # a cluster seeded before a profile gained one
         if not _exists(kube.core.read_namespace, namespace):
             writer.namespace(namespace)

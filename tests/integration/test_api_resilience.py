@@ -32,6 +32,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeA
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_nodes
 
+pytestmark = pytest.mark.profiles("openshift")  # the client's retries and waits: no platform difference
+
 LABEL = "resilience.gpushare.k8s/mark"
 WAIT = 60  # seconds any wait here may take at most; none should take more than a few
 IO_TIMEOUT = 30  # seconds a proxy socket may block

@@ -1,6 +1,10 @@
 """gpu_monitoring against the local cluster (issue 10): the ServiceMonitor switched on in the policy, check mode
 and diff, idempotence, refusal of an empty task, and gpu_reset restore undoing it."""
 
+import pytest
+
+pytestmark = pytest.mark.profiles("openshift")  # two ClusterPolicy fields: the same on every platform
+
 MODULE = "gpu_monitoring"
 
 

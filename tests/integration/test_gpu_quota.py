@@ -1,8 +1,11 @@
 """gpu_quota against the local cluster (issue 10): gpu_preflight's quota finding fixed by the module it names,
 check mode and diff, idempotence, refusals before any write, and removal."""
 
+import pytest
 from kubernetes import client
 from workloads import gpu_pod
+
+pytestmark = pytest.mark.profiles("openshift")  # a namespace's ResourceQuota: the same on every platform
 
 MODULE = "gpu_quota"
 

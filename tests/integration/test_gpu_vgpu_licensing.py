@@ -5,7 +5,10 @@ is checked."""
 
 import base64
 
+import pytest
 from kubernetes.client.exceptions import ApiException
+
+pytestmark = pytest.mark.profiles("openshift")  # vGPU guests: OpenShift on a hypervisor
 
 MODULE = "gpu_vgpu_licensing"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.integration-test-token.c2lnbmF0dXJl"

@@ -4,7 +4,8 @@ roles, and a role missing one verb makes the module fail naming that verb, its r
 
 The ServiceAccounts live in ``default`` (the reset between tests deletes other namespaces) and authenticate with a
 token from the TokenRequest API, passed as AWX passes it (K8S_AUTH_HOST, K8S_AUTH_API_KEY, K8S_AUTH_SSL_CA_CERT).
-Modules of a family run as tasks of one playbook (one ansible-playbook process each)."""
+The rbac role runs through ``ansible-playbook``; the modules run through Ansible's module entry point, a family's
+one after the other as the tasks of one play, with the account's credential in their environment."""
 
 import copy
 import json
@@ -15,7 +16,15 @@ import uuid
 
 import pytest
 import yaml
-from integration_helpers import REPO, WRITE_VERBS, describe, is_write, run_playbook, wait_for_object
+from integration_helpers import (
+    REPO,
+    WRITE_VERBS,
+    describe,
+    is_write,
+    run_module_in_process,
+    run_playbook,
+    wait_for_object,
+)
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from workloads import gpu_pod
@@ -71,19 +80,20 @@ def user(account):
     return "system:serviceaccount:%s:%s" % (SA_NAMESPACE, account)
 
 
-def play(cluster, tasks, env=None, check=False, name="gpushare.k8s modules"):
-    """Run ``tasks`` in one playbook; [(task name, result)] of the tasks that ran, and ansible's stderr."""
-    playbook = [
-        {
-            "name": name,
-            "hosts": "localhost",
-            "connection": "local",
-            "gather_facts": False,
-            "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}"},
-            "tasks": tasks,
-        }
-    ]
-    return run_plays(cluster, playbook, env=env, check=check)
+def play(cluster, tasks, env=None, check=False):
+    """Run ``tasks`` (``module`` dicts) one after the other through Ansible's module entry point with ``env`` (the
+    account's AWX-style credential), as a job template's play runs them: a task's ``check_mode`` wins over
+    ``check``, and a failure ends the play unless the task has ``ignore_errors``. [(task name, result)]."""
+    results = []
+    for task in tasks:
+        [fqcn] = [key for key in task if key.startswith(COLLECTION)]
+        result = run_module_in_process(
+            cluster, fqcn[len(COLLECTION) :], task[fqcn], check=task.get("check_mode", check), env=env
+        )
+        results.append((task["name"], result))
+        if result["failed"] and not task.get("ignore_errors"):
+            break
+    return results
 
 
 def run_plays(cluster, playbook, env=None, check=False):
@@ -101,9 +111,11 @@ def run_plays(cluster, playbook, env=None, check=False):
     return results, report, stderr
 
 
+COLLECTION = "gpushare.k8s."
+
+
 def module(name, args):
-    fqcn = "gpushare.k8s." + name
-    return {"name": name, fqcn: args}
+    return {"name": name, COLLECTION + name: args}
 
 
 def token_env(cluster, api_client, account):
@@ -244,7 +256,7 @@ def test_check_mode_of_every_module_needs_only_the_viewer_roles(cluster, account
         dict(module("gpu_preflight", {}), check_mode=False),
     ]
     with audit_writes() as audit:
-        results = ok(play(cluster, checks, env=env, check=True)[0])
+        results = ok(play(cluster, checks, env=env, check=True))
     assert len(results) == 12  # gpu_reset twice under one name
     for name in ("gpu_timeslicing", "gpu_mps", "gpu_mig_config", "gpu_tolerations", "gpu_quota", "gpu_monitoring"):
         assert results[name]["changed"], name
@@ -262,7 +274,7 @@ def test_the_sharing_modules_run_with_the_sharing_roles(cluster, accounts, audit
         module("gpu_mps", {"replicas": 2, "nodes": {"names": ["gpu-a100-0"]}}),
     ]
     with audit_writes() as audit:
-        results = ok(play(cluster, changes, env=env)[0])
+        results = ok(play(cluster, changes, env=env))
     assert all(result["changed"] for result in results.values())
     assert refusals(audit, "gpushare-lp-sharing") == []
     writes = writes_of(audit, "gpushare-lp-sharing")
@@ -286,11 +298,10 @@ def test_the_readiness_modules_run_with_the_readiness_roles(cluster, api_client,
         module("gpu_smoke_test", {"kind": "pod", "replicas": 1, "workload_namespace": namespace}),
         module("gpu_monitoring", {"service_monitor": True}),
         module("gpu_autoscaling", {"min_replicas": 0, "max_replicas": 3, "delay_after_add": "15m"}),
-        # A token of its own: the reset between tests leaves the licence Secret an earlier test wrote.
         module("gpu_vgpu_licensing", {"client_configuration_token": uuid.uuid4().hex, "gridd_conf": "FeatureType=4\n"}),
     ]
     with audit_writes() as audit:
-        results = ok(play(cluster, changes, env=env)[0])
+        results = ok(play(cluster, changes, env=env))
     for name in ("gpu_tolerations", "gpu_quota", "gpu_monitoring", "gpu_autoscaling", "gpu_vgpu_licensing"):
         assert results[name]["changed"], name
     assert results["gpu_smoke_test"]["running"] == 1
@@ -307,7 +318,7 @@ def test_gpu_nvidia_smi_runs_with_the_diagnostics_role(cluster, accounts, audit_
                 cluster,
                 [module("gpu_nvidia_smi", {"nodes": {"names": ["gpu-t4-0"]}})],
                 env=accounts["gpushare-lp-diagnostics"],
-            )[0]
+            )
         )
     assert results["gpu_nvidia_smi"]["nodes"]["gpu-t4-0"]["gpus"]
     assert writes_of(audit, "gpushare-lp-diagnostics") == []
@@ -458,7 +469,7 @@ def test_a_missing_verb_is_named_with_its_resource_and_role_before_any_write(
     grant_all_but(api_client, profile.operator_namespace, kind, role, resource, verb)
     env = token_env(cluster, api_client, MINUS)
     with audit_writes() as audit:
-        results, _report, _stderr = play(cluster, [dict(module(name, args), ignore_errors=True)], env=env)
+        results = play(cluster, [dict(module(name, args), ignore_errors=True)], env=env)
     result = dict(results)[name]
     assert result.get("failed"), "%s succeeded without %s on %s" % (name, verb, resource)
     named = {"clusterpolicies": "clusterpolicies.nvidia.com", "daemonsets": "daemonsets.apps"}.get(resource, resource)

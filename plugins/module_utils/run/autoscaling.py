@@ -23,7 +23,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def _in_namespace(objects, namespace):
@@ -34,29 +34,33 @@ def run_gpu_autoscaling(module):
     kube = module.kube
     params = module.params
     request = AutoscalingRequest(params)
-    nodes = kube.list_nodes()[0]
     machine_api_namespace = params["machine_api_namespace"]
-    machinesets = _in_namespace(kube.list_custom_objects(*MACHINESET), machine_api_namespace)
-    platform = detect_platform(nodes, machinesets)
-    if platform == OPENSHIFT:
-        if params["nodes"]:
-            raise GpuShareError(
-                "nodes is for platforms without MachineSets; on OpenShift choose the GPU pools with machinesets."
+
+    def read_and_plan():
+        nodes = kube.list_nodes()[0]
+        machinesets = _in_namespace(kube.list_custom_objects(*MACHINESET), machine_api_namespace)
+        platform = detect_platform(nodes, machinesets)
+        if platform == OPENSHIFT:
+            if params["nodes"]:
+                raise GpuShareError(
+                    "nodes is for platforms without MachineSets; on OpenShift choose the GPU pools with machinesets."
+                )
+            return platform, plan_openshift_autoscaling(
+                request,
+                machinesets,
+                kube.list_custom_objects(*CLUSTER_AUTOSCALER),
+                _in_namespace(kube.list_custom_objects(*MACHINE_AUTOSCALER), machine_api_namespace),
+                nodes,
             )
-        plan = plan_openshift_autoscaling(
-            request,
-            machinesets,
-            kube.list_custom_objects(*CLUSTER_AUTOSCALER),
-            _in_namespace(kube.list_custom_objects(*MACHINE_AUTOSCALER), machine_api_namespace),
-            nodes,
-        )
-    else:
         if params["machinesets"]:
             raise GpuShareError(
                 "machinesets were given but the cluster has no MachineSets in %s (platform: %s); choose nodes instead."
                 % (machine_api_namespace, platform or "not recognised")
             )
-        plan = plan_node_autoscaling_labels(request, platform, Fleet(nodes), resolve_node_names(kube, params["nodes"]))
+        nodes_named = resolve_node_names(kube, params["nodes"])
+        return platform, plan_node_autoscaling_labels(request, platform, Fleet(nodes), nodes_named)
+
+    platform, plan = read_and_plan()
     for warning in plan.warnings:
         module.ansible.warn(warning)
     result = dict(
@@ -66,5 +70,7 @@ def run_gpu_autoscaling(module):
         diff=dict(before=plan.before, after=plan.after),
     )
     if plan.changed and not module.check_mode:
-        write_plan(kube, None, plan)
+        # The ClusterAutoscaler's limits and the recorded MachineSets and nodes are written on the version read:
+        # read and plan again when the machine controller or another writer changed them in between.
+        write_replanning(kube, None, plan, lambda: (None, read_and_plan()[1]))
     return result

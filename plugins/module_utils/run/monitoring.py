@@ -9,14 +9,18 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.monitoring import plan_monitoring
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def run_gpu_monitoring(module):
     kube = module.kube
     params = module.params
-    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
-    plan = plan_monitoring(operator.policy, params["dcgm_exporter"], params["service_monitor"])
+
+    def read_and_plan():
+        operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+        return operator, plan_monitoring(operator.policy, params["dcgm_exporter"], params["service_monitor"])
+
+    operator, plan = read_and_plan()
     for warning in plan.warnings:
         module.ansible.warn(warning)
     result = dict(
@@ -27,5 +31,5 @@ def run_gpu_monitoring(module):
         diff=dict(before=plan.before, after=plan.after),
     )
     if plan.changed and not module.check_mode:
-        write_plan(kube, operator, plan)
+        write_replanning(kube, operator, plan, read_and_plan)  # the policy patch is conditional on the version read
     return result

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.quota import plan_quota
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def run_gpu_quota(module):
@@ -18,8 +18,13 @@ def run_gpu_quota(module):
     namespace, name = params["quota_namespace"], params["name"]
     if kube.get_namespace(namespace) is None:
         raise GpuShareError("Namespace %s does not exist. Nothing was changed." % namespace)
-    quota = kube.get_resource_quota(namespace, name)
-    plan = plan_quota(quota, namespace, name, params["limits"], params["state"])
+
+    def read_and_plan():
+        return None, plan_quota(
+            kube.get_resource_quota(namespace, name), namespace, name, params["limits"], params["state"]
+        )
+
+    plan = read_and_plan()[1]
     result = dict(
         changed=plan.changed,
         namespace=namespace,
@@ -28,5 +33,6 @@ def run_gpu_quota(module):
         diff=dict(before=plan.before, after=plan.after),
     )
     if plan.changed and not module.check_mode:
-        write_plan(kube, None, plan)
+        # Another run may create the quota first (409): read again and patch it instead.
+        write_replanning(kube, None, plan, read_and_plan)
     return result

@@ -10,16 +10,20 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.vgpu_licensing import SECRET, plan_vgpu_licensing
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
 
 
 def run_gpu_vgpu_licensing(module):
     kube = module.kube
     params = module.params
-    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     read = kube.get_secret if params["storage"] == SECRET else kube.get_config_map
-    existing = read(namespace=operator.namespace, name=params["name"])
-    plan = plan_vgpu_licensing(operator.policy, operator.namespace, existing, params)
+
+    def read_and_plan():
+        operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+        existing = read(namespace=operator.namespace, name=params["name"])
+        return operator, plan_vgpu_licensing(operator.policy, operator.namespace, existing, params)
+
+    operator, plan = read_and_plan()
     for warning in plan.warnings:
         module.ansible.warn(warning)
     result = dict(
@@ -30,5 +34,5 @@ def run_gpu_vgpu_licensing(module):
         diff=dict(before=plan.before, after=plan.after),
     )
     if plan.changed and not module.check_mode:
-        write_plan(kube, operator, plan)
+        write_replanning(kube, operator, plan, read_and_plan)  # the policy patch is conditional on the version read
     return result
