@@ -13,7 +13,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
 export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
 KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-unit test-format test-sanity test-lint test-package test-cluster bench clean format docs
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster bench clean format docs
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
@@ -99,7 +99,12 @@ test-package: venv
 test-cluster: venv
 	bash tests/run-cluster-tests.sh
 
-test: test-unit test-format test-sanity test-lint test-package test-cluster
+# The quick checks first; then the cluster tests and the checks that need no cluster side by side (the cluster jobs
+# spend much of their time waiting on watches), each target's output shown whole when it ends.
+test: test-unit test-format
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks test-cluster
+
+test-checks: test-sanity test-lint test-package
 
 bench: venv
 	bash benchmarks/run.sh

@@ -6,25 +6,20 @@
 #   tests/run-cluster-tests.sh [pytest arguments...]
 #
 # GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The work is split into
-# jobs that run at the same time (GPUSHARE_PARALLEL at once, default 5), each on its own cluster, in
-# $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own block of ports, so nothing one
-# job's tests do can be seen by another's; within a job the tests run one after the other and every
-# test starts from a freshly seeded fleet. The openshift profile, which has the most tests, is split in
-# three jobs: openshift-mig (the simulator's own tests, the MIG and reset tests and the bad-input matrix),
-# openshift-ready (the readiness modules, the check-mode parity and least-privilege tests) and openshift (the rest,
-# and the Molecule
-# scenario); the vks job also runs the tests of the local Helm charts (testbed/charts) and the Molecule
-# scenarios of the Helm installs (hami, vks-helm: MOLECULE_SCENARIOS). The tests of a
-# job are told their profile through GPUSHARE_PROFILE. pytest's exit code 5 (no test collected) counts
-# as success. Every cluster is stopped at the end, whatever happened. Logs and JUnit XML:
-# tests/output/cluster/<job>.*
+# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 8: all of them), each on its
+# own cluster, in $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own block of ports, so nothing
+# one job's tests do can be seen by another's; within a job the tests run one after the other and every test starts
+# from a freshly seeded fleet. The tests of a job are told their profile through GPUSHARE_PROFILE. pytest's exit
+# code 5 (no test collected) counts as success. What installs or builds (Debian's packages, the Kubernetes
+# binaries) happens once, before any job starts. Every cluster is stopped at the end, whatever happened. Logs and
+# JUnit XML: tests/output/cluster/<job>.*; the jobs' times in summary.txt, the 15 slowest tests in slowest.txt.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-5}
+PARALLEL=${GPUSHARE_PARALLEL:-8}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -33,8 +28,15 @@ export ANSIBLE_COLLECTIONS_PATH="$REPO/.build"
 unset GPUSHARE_PROFILE
 mkdir -p "$OUT" "$CLUSTERS"
 
-# The files of the openshift-mig and openshift-ready jobs; the openshift job runs every other one.
-MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py tests/integration/test_bad_input.py tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py"
+# The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
+# its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
+# the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG and reset tests,
+# the bad-input matrix, faults mid-change and concurrency), openshift-ready (the readiness modules, the check-mode
+# parity and least-privilege tests) and openshift (every other integration test file). The Molecule scenarios run in
+# jobs of their own, so that they overlap the pytest jobs; the vks ones include the Helm installs on the local
+# charts (hami, vks-helm). The fleet job starts its own three clusters (tests/fleet).
+MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_gpu_reset.py
+    tests/integration/test_bad_input.py tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py"
 READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
     tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
@@ -42,24 +44,30 @@ READY_JOB_FILES="tests/integration/test_gpu_preflight.py tests/integration/test_
     tests/integration/test_gpu_nvidia_smi.py tests/integration/test_least_privilege.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
-
-# The Molecule scenarios of each profile's main job (extensions/molecule/), one after the other; default: the
-# profile's own. The vks job also runs the Helm installs on the local charts: HAMi, and NVIDIA's operator.
-declare -A MOLECULE_SCENARIOS=([vks]="vks hami vks-helm")
+OTHER_FILES="tests/integration $(for file in $MIG_JOB_FILES $READY_JOB_FILES; do printf ' --ignore=%s' "$file"; done)"
+declare -A JOB_PYTEST=(
+    [openshift-mig]="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES"
+    [openshift-ready]=$READY_JOB_FILES
+    [openshift]=$OTHER_FILES
+    [scaleway]="tests/integration"
+    [vks]="tests/integration $HELM_CHART_FILES"
+)
+declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks-molecule]="vks hami vks-helm")
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a
 # developer's own cluster uses.
-declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=24590 [scaleway]=24890 [vks]=24990)
-declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [scaleway]=17543 [vks]=17643)
+declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=24590 [openshift-molecule]=24490
+    [scaleway]=24890 [vks]=24990 [vks-molecule]=24390)
+declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [openshift-molecule]=17143
+    [scaleway]=17543 [vks]=17643 [vks-molecule]=17043)
 
-# Longest first (measured: tests/output/cluster/summary.txt), so that the job left waiting for a free slot
-# is a short one. The fleet job starts its own three clusters (tests/fleet), on ports of its own, and
-# runs only when every profile is tested.
+# Longest first (measured: tests/output/cluster/summary.txt), so that a job left waiting for a free slot is a short
+# one. The fleet job runs only when every profile is tested.
 JOBS=""
-for job in scaleway openshift vks openshift-ready openshift-mig fleet; do
+for job in openshift-mig fleet vks-molecule openshift scaleway vks openshift-ready openshift-molecule; do
     case " $PROFILES " in
-        *" ${job%-*} "*) JOBS="$JOBS $job" ;;
+        *" ${job%%-*} "*) JOBS="$JOBS $job" ;;
         *) [ "$job" = fleet ] && [ -z "${GPUSHARE_PROFILES:-}" ] && JOBS="$JOBS fleet" ;;
     esac
 done
@@ -78,11 +86,11 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# Runs one job: cluster, pytest, Molecule (for the profile's main job). Writes <job>.status ("rc seconds summary").
+# Runs one job: cluster, pytest, Molecule. Writes <job>.status ("rc seconds summary").
 run_job() {
     local job=$1
     shift
-    local profile=${job%-*} dir="$CLUSTERS/$job" started rc summary paths
+    local profile=${job%%-*} dir="$CLUSTERS/$job" started rc=5 summary="" scenario
     started=$(date +%s)
     if [ "$job" = fleet ]; then
         GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" "$PY" -u -m pytest tests/fleet -p no:cacheprovider -q -rfEs \
@@ -97,31 +105,30 @@ run_job() {
         echo "1 $(($(date +%s) - started)) the cluster did not start (see $OUT/$job-cluster.log)" >"$OUT/$job.status"
         return
     fi
-    case $job in
-        # The simulator's own tests use the openshift fleet (and start their own throwaway cluster).
-        openshift-mig) paths="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES" ;;
-        openshift-ready) paths=$READY_JOB_FILES ;;
-        openshift) paths="tests/integration $(for file in $MIG_JOB_FILES $READY_JOB_FILES; do printf ' --ignore=%s' "$file"; done)" ;;
-        vks) paths="tests/integration $HELM_CHART_FILES" ;;
-        *) paths="tests/integration" ;;
-    esac
-    # shellcheck disable=SC2086 # $paths is a list of paths and options
-    GPUSHARE_PROFILE=$profile GPUSHARE_CLUSTER_DIR="$dir" "$PY" -u -m pytest $paths -p no:cacheprovider -q -rfEs \
-        --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
-    rc=$?
-    # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
-    summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
-    if [ "$job" = "$profile" ] && { [ "$rc" = 0 ] || [ "$rc" = 5 ]; }; then
+    if [ -n "${JOB_PYTEST[$job]:-}" ]; then
+        # shellcheck disable=SC2086 # a list of paths and options
+        GPUSHARE_PROFILE=$profile GPUSHARE_CLUSTER_DIR="$dir" "$PY" -u -m pytest ${JOB_PYTEST[$job]} -p no:cacheprovider \
+            -q -rfEs --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
+        rc=$?
+        # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
+        summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
+    fi
+    if [ "$rc" = 0 ] || [ "$rc" = 5 ]; then
         # Each scenario's prepare seeds the fleet afresh (GPUSHARE_CLUSTER_DIR), not from what the last test left,
         # and keeps its state in an ephemeral directory of its own (one scenario's "prepared" is not another's).
-        # The scenario works on whatever KUBECONFIG names: this profile's cluster, never the caller's.
-        for scenario in ${MOLECULE_SCENARIOS[$profile]:-$profile}; do
+        # The scenario works on whatever KUBECONFIG names: this job's cluster, never the caller's.
+        for scenario in ${JOB_MOLECULE[$job]:-}; do
+            local scenario_started
+            scenario_started=$(date +%s)
             echo "=== molecule test -s $scenario" >>"$OUT/$job-molecule.log"
-            if ! (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
+            if (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                     KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule/$scenario" \
                     GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$scenario" >>"$OUT/$job-molecule.log" 2>&1); then
+                [ "$rc" = 5 ] && rc=0
+                summary="${summary:+$summary; }molecule $scenario passed in $(($(date +%s) - scenario_started))s"
+            else
                 rc=1
-                summary="$summary; molecule $scenario failed (see $OUT/$job-molecule.log)"
+                summary="${summary:+$summary; }molecule $scenario failed (see $OUT/$job-molecule.log)"
             fi
         done
     fi
@@ -142,8 +149,8 @@ for job in $JOBS; do
     rm -f "$OUT/$job.status" "$OUT/$job-molecule.log"
     case $job in
         fleet) what="three clusters and the fleet playbooks" ;;
-        "${job%-*}") what="cluster, pytest and molecule" ;;
-        *) what="cluster and pytest" ;;
+        *-molecule) what="cluster and molecule" ;;
+        *) what="cluster, pytest${JOB_MOLECULE[$job]:+ and molecule}" ;;
     esac
     echo "=== $job: $what (log: $OUT/$job.log)"
     run_job "$job" "$@" &

@@ -63,8 +63,11 @@ done
 # The shellcheck sanity test only warns when shellcheck is missing; install it from Debian if we can.
 if ! command -v shellcheck >/dev/null && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "run.sh: installing shellcheck (apt-get) for the shellcheck sanity test"
-    { apt-get install -y -q --no-install-recommends shellcheck >/dev/null 2>&1 \
-        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends shellcheck >/dev/null 2>&1; }; } \
+    # One installer at a time (testbed/build-kubernetes.sh takes the same lock): `make test` runs this beside the
+    # cluster tests.
+    apt_get() { flock "${GPUSHARE_INSTALL_LOCK:-/tmp/gpushare-k8s-install.lock}" apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+    { apt_get install -y -q --no-install-recommends shellcheck >/dev/null 2>&1 \
+        || { apt_get update -q >/dev/null 2>&1 && apt_get install -y -q --no-install-recommends shellcheck >/dev/null 2>&1; }; } \
         || echo "run.sh: WARNING: could not install shellcheck; the shellcheck sanity test will be skipped" >&2
 fi
 
