@@ -100,9 +100,10 @@ test-cluster: venv
 	bash tests/run-cluster-tests.sh
 
 # The quick checks first; then the cluster tests and the checks that need no cluster side by side (the cluster jobs
-# spend much of their time waiting on watches), each target's output shown whole when it ends.
+# spend much of their time waiting on watches), each target's output shown whole when it ends. test-cluster comes
+# first: with two slots it holds one throughout, and sanity, lint and package take turns in the other.
 test: test-unit test-format
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-checks test-cluster
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-cluster test-checks
 
 test-checks: test-sanity test-lint test-package
 

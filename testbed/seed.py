@@ -25,7 +25,7 @@ from kubernetes.client.exceptions import ApiException
 
 from testbed.simulator import gpu_operator, nvml
 from testbed.simulator.gpu_operator import GPU_TOLERATION
-from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict
+from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, get_or_none
 from testbed.simulator.kubelet import healthy_conditions
 from testbed.simulator.kubelet_exec import KUBELET_ADDRESS, kubelet_port
 from testbed.simulator.names import (
@@ -565,20 +565,26 @@ class Writer(object):
 
     def daemonset(self, body):
         """Create or replace; one of another shape (a Helm install's NFD worker has the NFD chart's selector,
-        which a replace cannot change) is deleted and created again."""
+        which a replace cannot change) is deleted and created again. One this process wrote and nobody changed
+        since is left as it is: a replace would make the DaemonSet controller sync it again, for every test."""
         apps, scope = self.kube.apps, {"namespace": body["metadata"]["namespace"]}
+        current = get_or_none(apps.read_namespaced_daemon_set, body["metadata"]["name"], scope["namespace"])
+        if current is not None and _unchanged_since_written(current, body):
+            return current
         calls = (
             _bind(apps.create_namespaced_daemon_set, scope),
             _bind(apps.read_namespaced_daemon_set, scope),
             _bind(apps.replace_namespaced_daemon_set, scope),
         )
         try:
-            return self._apply(*calls, copy.deepcopy(body))[0]
+            written = self._apply(*calls, copy.deepcopy(body))[0]
         except ApiException as exc:
             if exc.status != 422:
                 raise
-        _delete_if_exists(apps.delete_namespaced_daemon_set, body["metadata"]["name"], scope["namespace"])
-        return self._apply(*calls, body)[0]
+            _delete_if_exists(apps.delete_namespaced_daemon_set, body["metadata"]["name"], scope["namespace"])
+            written = self._apply(*calls, copy.deepcopy(body))[0]
+        _WRITTEN[written["metadata"]["uid"]] = (written["metadata"].get("generation"), _fingerprint(body))
+        return written
 
     def node(self, body):
         """Nodes keep their status on create but not on replace, which needs the status subresource.
@@ -605,6 +611,30 @@ class Writer(object):
         return self._replace(
             core.read_node_status, core.replace_node_status, status_body, keep_control_plane_annotations
         )
+
+
+# DaemonSets this process wrote: uid -> (the generation the write left, the body's fingerprint). A spec change by
+# anyone (the operator's answer to a policy edit, a module, a test) raises the generation.
+_WRITTEN = {}
+# The API server adds this annotation to every DaemonSet.
+DAEMONSET_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+
+
+def _fingerprint(body):
+    return json.dumps(body, sort_keys=True)
+
+
+def _unchanged_since_written(current, body):
+    """True when ``current`` is the DaemonSet this process wrote from ``body``, with the same spec generation and
+    exactly the body's labels and annotations."""
+    meta = current["metadata"]
+    annotations = dict(meta.get("annotations") or {})
+    annotations.pop(DAEMONSET_GENERATION_ANNOTATION, None)
+    return (
+        _WRITTEN.get(meta["uid"]) == (meta.get("generation"), _fingerprint(body))
+        and (meta.get("labels") or {}) == (body["metadata"].get("labels") or {})
+        and annotations == (body["metadata"].get("annotations") or {})
+    )
 
 
 def is_control_plane_annotation(key):

@@ -27,6 +27,7 @@ import time
 import traceback
 import uuid
 
+import pytest
 import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -54,6 +55,9 @@ NOBODY_USER = "gpushare-nobody"
 USERS = frozenset((ADMIN_USER, NOBODY_USER))
 WRITE_VERBS = frozenset(("create", "update", "patch", "delete", "deletecollection"))
 PROFILES = ("openshift", "scaleway", "vks")
+# A test whose behaviour does not depend on the platform (the same module code on any fleet: refusals, check mode,
+# credentials, planner rules) runs on one profile; a test of what differs between platforms runs on each.
+ONE_PROFILE = pytest.mark.profiles("openshift")
 
 
 class Cluster(object):

@@ -24,7 +24,7 @@ import urllib.parse
 import uuid
 
 import pytest
-from integration_helpers import labels
+from integration_helpers import ONE_PROFILE, labels
 from kubernetes import client
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, OutcomeUnknown, WatchDropped
@@ -32,7 +32,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeA
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_nodes
 
-pytestmark = pytest.mark.profiles("openshift")  # the client's retries and waits: no platform difference
+pytestmark = ONE_PROFILE  # the client's retries and waits: no platform difference
 
 LABEL = "resilience.gpushare.k8s/mark"
 WAIT = 60  # seconds any wait here may take at most; none should take more than a few

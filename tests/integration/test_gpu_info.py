@@ -6,7 +6,7 @@ exactly one LIST of nodes and one of pods (counted in the API server's audit log
 
 import pytest
 import yaml
-from integration_helpers import allocatable, labels, wait_for_object
+from integration_helpers import ONE_PROFILE, allocatable, labels, wait_for_object
 from kubernetes import client
 
 from testbed.simulator.names import MIG_FAIL_ANNOTATION, MIG_STUCK_ANNOTATION
@@ -141,6 +141,7 @@ def test_sharing_profiles_and_the_gpu_pods_of_each_node(kube, api_client, run_mo
         assert result["nodes"][name]["sharing_strategy"] == "none"
 
 
+@ONE_PROFILE
 def test_node_selector_limits_the_report(kube, run_module):
     product = labels(kube.node(kube.gpu_nodes()[0]))["nvidia.com/gpu.product"]
     wanted = [name for name in kube.gpu_nodes() if labels(kube.node(name))["nvidia.com/gpu.product"] == product]
@@ -154,6 +155,7 @@ def test_node_selector_limits_the_report(kube, run_module):
 # --- findings --------------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module):
     """A node whose GPU Feature Discovery labels say 4 replicas while the kubelet still advertises
     its 2 GPUs once each: its device plugin never re-registered. Such a node is registered here
@@ -193,6 +195,7 @@ def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module)
     assert [finding["object"] for finding in result["findings"]] == ["Node/" + name]
 
 
+@ONE_PROFILE
 def test_a_label_naming_a_missing_key(kube, run_module):
     kube.put_config_map(CONFIG_MAP, {"shared-by-2": time_slicing_text(2)})
     kube.patch_policy({"devicePlugin": {"config": {"name": CONFIG_MAP, "default": "shared-by-3"}}})
@@ -212,6 +215,7 @@ def test_a_label_naming_a_missing_key(kube, run_module):
     ]
 
 
+@ONE_PROFILE
 def test_a_policy_naming_a_missing_configmap(kube, run_module):
     kube.patch_policy({"devicePlugin": {"config": {"name": "no-such-config"}}})
 
@@ -275,6 +279,7 @@ def test_mig_changes_pending_and_failed(kube, run_module):
 # --- connecting ------------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_env):
     result = run_module(MODULE, {}, env=awx_env())
 
@@ -282,6 +287,7 @@ def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_en
     assert sorted(result["nodes"]) == sorted(kube.gpu_nodes())
 
 
+@ONE_PROFILE
 @pytest.mark.parametrize("variable", ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"])
 def test_either_certificate_validation_variable_is_honoured(kube, run_module, awx_env, variable):
     """Without the CA, 'False' must connect and 'True' must refuse the server's certificate:
@@ -296,6 +302,7 @@ def test_either_certificate_validation_variable_is_honoured(kube, run_module, aw
     assert "CERTIFICATE_VERIFY_FAILED" in verified["msg"] and "cannot reach the Kubernetes API" in verified["msg"]
 
 
+@ONE_PROFILE
 def test_a_user_without_rights_gets_the_api_status(kube, run_module, awx_env, audit_writes):
     with audit_writes() as audit:
         result = run_module(MODULE, {}, env=awx_env("nobody"))

@@ -1,9 +1,9 @@
 """gpu_monitoring against the local cluster (issue 10): the ServiceMonitor switched on in the policy, check mode
 and diff, idempotence, refusal of an empty task, and gpu_reset restore undoing it."""
 
-import pytest
+from integration_helpers import ONE_PROFILE
 
-pytestmark = pytest.mark.profiles("openshift")  # two ClusterPolicy fields: the same on every platform
+pytestmark = ONE_PROFILE  # two ClusterPolicy fields: the same on every platform
 
 MODULE = "gpu_monitoring"
 

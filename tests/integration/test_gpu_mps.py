@@ -1,7 +1,7 @@
 """gpu_mps against the local cluster: MPS on and off, its refusals, check mode, idempotence."""
 
 import pytest
-from integration_helpers import allocatable, labels
+from integration_helpers import ONE_PROFILE, allocatable, labels
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
 
@@ -39,6 +39,7 @@ def test_mps_on_then_off(kube, run_module):
     assert not run_module("gpu_mps", {"state": "absent"})["changed"]
 
 
+@ONE_PROFILE
 def test_check_mode_makes_no_write(kube, run_module, audit_writes):
     node = first_gpu_node(kube)
     with audit_writes() as audit:
@@ -56,6 +57,7 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes):
         ({"replicas": 4, "config_key": "already-time-slicing"}, "already holds a time-slicing profile"),
     ],
 )
+@ONE_PROFILE
 def test_refusals_make_no_write(kube, run_module, audit_writes, profile, args, message):
     node = first_gpu_node(kube)
     kube.put_config_map(

@@ -8,7 +8,7 @@ import json
 import socket
 
 import pytest
-from integration_helpers import MERGE_PATCH, wait_for_object
+from integration_helpers import MERGE_PATCH, ONE_PROFILE, wait_for_object
 from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
@@ -196,6 +196,7 @@ def closed_port():
         return probe.getsockname()[1]
 
 
+@ONE_PROFILE
 def test_a_kubelet_the_api_server_cannot_reach_is_said_so_once(run_module, kube, profile, api_client):
     nodes = kube.gpu_nodes()[:2]
     port = closed_port()
@@ -239,6 +240,7 @@ def test_a_node_without_driver_or_toolkit_pod_is_named_and_fail_on_error_false_r
     }
 
 
+@ONE_PROFILE
 def test_an_exec_timeout_below_one_second_is_refused(run_module, audit_writes):
     with audit_writes() as audit:
         result = run_module(MODULE, {"exec_timeout": 0})

@@ -12,6 +12,7 @@ from integration_helpers import (
     MACHINE_AUTOSCALERS,
     MACHINESETS,
     MERGE_PATCH,
+    ONE_PROFILE,
     wait_for_object,
 )
 from kubernetes import client
@@ -111,6 +112,7 @@ def test_the_seeded_fleet_is_clean_and_nothing_is_written(run_module, audit_writ
     assert result["summary"] == {"error": 0, "warning": 0, "info": len(infos)}
 
 
+@ONE_PROFILE
 def test_check_mode_reports_the_same(run_module, kube):
     kube.label_node(kube.gpu_nodes()[0], {"nvidia.com/device-plugin.config": "no-such-profile"})
     normal = preflight(run_module, checks=["sharing"])
@@ -118,6 +120,7 @@ def test_check_mode_reports_the_same(run_module, kube):
     assert checked["findings"] == normal["findings"] and len(normal["findings"]) == 1
 
 
+@ONE_PROFILE
 def test_bad_input_is_refused(run_module):
     result = run_module(MODULE, {"fail_on": "sometimes"})
     assert result["failed"] and "fail_on" in result["msg"]
@@ -125,6 +128,7 @@ def test_bad_input_is_refused(run_module):
     assert result["failed"] and "checks" in result["msg"]
 
 
+@ONE_PROFILE
 def test_fail_on_fails_only_at_or_above_its_severity(run_module, kube, api_client, profile):
     wait_for_operands(api_client, profile)
     kube.label_node(kube.gpu_nodes()[0], {"nvidia.com/gpu.deploy.dcgm-exporter": "false"})  # a warning
@@ -177,6 +181,7 @@ def test_a_taint_the_operator_does_not_tolerate_is_found_with_the_toleration_tha
     assert problems(preflight(run_module, checks=["taints"])) == []
 
 
+@ONE_PROFILE
 def test_replace_semantics_a_list_without_the_gpu_toleration_leaves_gpu_tainted_nodes(run_module, kube, profile):
     kube.patch_policy({"daemonsets": {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}})
     result = preflight(run_module, checks=["taints"])
@@ -236,6 +241,7 @@ def test_missing_switched_off_and_absent_operands_are_named(run_module, kube, ap
 # --- sharing consistency -------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_sharing_findings_come_with_their_fix_and_the_fixing_module_clears_them(run_module, kube, profile):
     node = kube.gpu_nodes()[0]
     kube.label_node(node, {"nvidia.com/device-plugin.config": "no-such-profile"})
@@ -253,6 +259,7 @@ def test_sharing_findings_come_with_their_fix_and_the_fixing_module_clears_them(
     assert problems(preflight(run_module, checks=["sharing"])) == []
 
 
+@ONE_PROFILE
 def test_paused_operands_left_behind_are_named_once(run_module, kube):
     node = kube.gpu_nodes()[0]
     kube.label_node(node, {"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"})
@@ -381,6 +388,7 @@ def test_scaleway_gpu_nodes_need_the_autoscaler_gpu_label(run_module, kube):
 # --- quotas --------------------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_a_namespace_running_gpu_pods_without_a_quota_is_found_and_a_quota_clears_it(
     run_module, kube, api_client, namespace
 ):

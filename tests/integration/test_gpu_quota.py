@@ -1,11 +1,11 @@
 """gpu_quota against the local cluster (issue 10): gpu_preflight's quota finding fixed by the module it names,
 check mode and diff, idempotence, refusals before any write, and removal."""
 
-import pytest
+from integration_helpers import ONE_PROFILE
 from kubernetes import client
 from workloads import gpu_pod
 
-pytestmark = pytest.mark.profiles("openshift")  # a namespace's ResourceQuota: the same on every platform
+pytestmark = ONE_PROFILE  # a namespace's ResourceQuota: the same on every platform
 
 MODULE = "gpu_quota"
 

@@ -4,7 +4,7 @@ cluster exactly as it was."""
 import json
 
 import pytest
-from integration_helpers import allocatable, labels
+from integration_helpers import ONE_PROFILE, allocatable, labels
 from kubernetes import client
 from workloads import gpu_pod
 
@@ -71,6 +71,7 @@ def test_reset_unshares_every_node_and_is_idempotent(kube, run_module):
     assert not run_module("gpu_reset", {})["changed"]
 
 
+@ONE_PROFILE
 def test_reset_of_some_nodes_keeps_them_off_a_sharing_default(kube, run_module):
     nodes = kube.gpu_nodes()
     run_module("gpu_timeslicing", {"replicas": 2, "make_default": True})
@@ -81,6 +82,7 @@ def test_reset_of_some_nodes_keeps_them_off_a_sharing_default(kube, run_module):
     assert labels(kube.node(nodes[-1]))["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
 
 
+@ONE_PROFILE
 def test_reset_refuses_while_gpu_pods_run_unless_forced(kube, run_module, audit_writes, api_client, namespace):
     node = kube.gpu_nodes()[0]
     run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"names": [node]}})
@@ -94,6 +96,7 @@ def test_reset_refuses_while_gpu_pods_run_unless_forced(kube, run_module, audit_
     assert forced["changed"], forced["_stdout"]
 
 
+@ONE_PROFILE
 def test_check_mode_makes_no_write(kube, run_module, audit_writes):
     run_module("gpu_timeslicing", {"replicas": 2, "make_default": True})
     with audit_writes() as audit:

@@ -2,6 +2,7 @@
 kubelet stand-in runs them; 11 replicas on 8 time-sliced slices give 8 running and 3 pending."""
 
 import pytest
+from integration_helpers import ONE_PROFILE
 from kubernetes import client
 
 MODULE = "gpu_smoke_test"
@@ -41,6 +42,7 @@ def test_one_pod_per_gpu_node_as_bare_pods_gets_a_slice_and_is_cleaned_up(run_mo
     assert leftovers(api_client, namespace) == []
 
 
+@ONE_PROFILE
 def test_check_mode_creates_nothing_and_bad_input_is_refused(run_module, api_client, namespace, audit_writes):
     with audit_writes() as audit:
         checked = ok(run_module(MODULE, {"replicas": 3, "workload_namespace": namespace}, check=True))
@@ -55,6 +57,7 @@ def test_check_mode_creates_nothing_and_bad_input_is_refused(run_module, api_cli
     assert missing["failed"] and "no-such-namespace" in missing["msg"]
 
 
+@ONE_PROFILE
 def test_without_cleanup_the_workload_stays_and_a_second_run_refuses(run_module, api_client, namespace):
     first = ok(run_module(MODULE, {"workload_namespace": namespace, "cleanup": False}))
     assert first["changed"] is True and first["running"] == 1

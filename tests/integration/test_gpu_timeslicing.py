@@ -6,7 +6,7 @@ plugin and GPU Feature Discovery, so "the node shows N replicas" is what the clu
 
 import pytest
 import yaml
-from integration_helpers import allocatable, labels
+from integration_helpers import ONE_PROFILE, allocatable, labels
 
 from testbed.simulator.names import MIG_STUCK_ANNOTATION
 
@@ -167,6 +167,7 @@ def test_check_mode_makes_no_write(kube, run_module, audit_writes, diff):
         assert "diff" not in result
 
 
+@ONE_PROFILE
 def test_check_diff_of_a_change_to_an_applied_profile_makes_no_write(kube, run_module, audit_writes):
     target = kube.gpu_nodes()[0]
     assert_ok(run_module(MODULE, dict(replicas=4, nodes=dict(names=[target]))))
@@ -224,6 +225,7 @@ def test_user_configmap_keys_and_policy_fields_survive(kube, run_module):
     assert absent["nodes"][target]["after"]["replicas"] == 2, "the node falls back to the policy's default profile"
 
 
+@ONE_PROFILE
 def test_a_policy_naming_another_configmap_gets_the_key_there(kube, run_module):
     kube.put_config_map("device-plugin-config", {"existing": time_slicing_text(2)})
     kube.patch_policy({"devicePlugin": {"config": {"name": "device-plugin-config"}}})
@@ -241,6 +243,7 @@ def test_a_policy_naming_another_configmap_gets_the_key_there(kube, run_module):
 # --- connecting ------------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_env):
     target = kube.gpu_nodes()[0]
 
@@ -251,6 +254,7 @@ def test_awx_bearer_token_credential_without_kubeconfig(kube, run_module, awx_en
     assert shares(2)(kube.node(target))
 
 
+@ONE_PROFILE
 def test_a_user_without_rights_gets_the_api_status(kube, run_module, awx_env, audit_writes):
     with audit_writes() as audit:
         result = run_module(MODULE, dict(replicas=2, nodes=dict(names=[kube.gpu_nodes()[0]])), env=awx_env("nobody"))
@@ -297,6 +301,7 @@ BAD_INPUT = {
 }
 
 
+@ONE_PROFILE
 @pytest.mark.parametrize("case", sorted(BAD_INPUT))
 def test_bad_input_is_refused_before_any_write(kube, run_module, audit_writes, case):
     args, words = BAD_INPUT[case](kube)
@@ -361,6 +366,7 @@ def test_nodes_by_selector(kube, run_module):
     assert second["changed"] is False
 
 
+@ONE_PROFILE
 def test_rename_by_default_advertises_nvidia_com_gpu_shared(kube, run_module):
     target = kube.gpu_nodes()[0]
 
@@ -408,6 +414,7 @@ def test_make_default_shares_every_gpu_node_and_absent_undoes_it(kube, run_modul
         assert absent["nodes"][name]["after"]["sharing_strategy"] == "none"
 
 
+@ONE_PROFILE
 def test_absent_for_some_nodes_keeps_the_profile_for_the_others(kube, run_module, audit_writes):
     first, second = kube.gpu_nodes()[:2]
     assert_ok(run_module(MODULE, dict(replicas=4, nodes=dict(names=[first, second]))))
@@ -438,6 +445,7 @@ def test_absent_for_some_nodes_keeps_the_profile_for_the_others(kube, run_module
     assert again["changed"] is False and audit.writes == []
 
 
+@ONE_PROFILE
 def test_restart_only_when_a_node_already_on_the_key_needs_new_content(kube, run_module):
     first, second = kube.gpu_nodes()[:2]
 
@@ -462,6 +470,7 @@ def test_restart_only_when_a_node_already_on_the_key_needs_new_content(kube, run
     assert four["changed"] is False and four["restarted"] is False and restarted_at(kube) == stamp
 
 
+@ONE_PROFILE
 def test_new_content_reaches_nodes_already_on_the_key_outside_the_target_list(kube, run_module):
     """Pool A shares by 4 under a key; a later run gives the key 8 replicas for pool B. The
     ConfigMap key is shared, so pool A must be restarted onto the new content too, not left
@@ -498,6 +507,7 @@ def test_content_staged_without_restart_is_applied_by_the_next_run(kube, run_mod
     assert shares(3)(kube.node(target))
 
 
+@ONE_PROFILE
 def test_new_content_for_the_default_profile_restarts_the_plugin(kube, run_module):
     assert_ok(run_module(MODULE, dict(replicas=2, config_key="default-profile", make_default=True)))
 
@@ -531,6 +541,7 @@ def test_mixed_mig_resources_can_be_time_sliced(kube, run_module):
 # --- waiting ---------------------------------------------------------------------------------
 
 
+@ONE_PROFILE
 def test_wait_timeout_says_what_each_node_still_shows(kube, run_module):
     """A MIG change stuck in ``pending`` keeps the device plugin paused on the node (gpu-operator
     #2833), so it never applies the profile; the other node does."""

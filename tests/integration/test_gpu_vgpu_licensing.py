@@ -5,10 +5,10 @@ is checked."""
 
 import base64
 
-import pytest
+from integration_helpers import ONE_PROFILE
 from kubernetes.client.exceptions import ApiException
 
-pytestmark = pytest.mark.profiles("openshift")  # vGPU guests: OpenShift on a hypervisor
+pytestmark = ONE_PROFILE  # vGPU guests: OpenShift on a hypervisor
 
 MODULE = "gpu_vgpu_licensing"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.integration-test-token.c2lnbmF0dXJl"
