@@ -16,6 +16,7 @@ or NFD worker (what a Helm install of ``testbed/charts/gpu-operator`` then bring
 import argparse
 import copy
 import json
+import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,7 +47,9 @@ from testbed.simulator.nodes import fresh_applied, render
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SEED_THREADS = 16
-CONFLICT_RETRIES = 10
+CONFLICT_RETRIES = 20
+CONFLICT_FIRST_PAUSE_SECONDS = 0.05
+CONFLICT_MAX_PAUSE_SECONDS = 1.0
 GPU_TAINT = {"key": GPU_RESOURCE, "effect": "NoSchedule"}
 # Helm keeps a release's record in Secrets of this type in the release's namespace.
 HELM_RELEASE_SECRET_TYPE = "helm.sh/release.v1"
@@ -508,6 +511,7 @@ class Writer(object):
         ``keep(current, body)``, if given, copies into ``body`` what the replace must not drop.
         """
         name = body["metadata"]["name"]
+        pause = CONFLICT_FIRST_PAUSE_SECONDS
         for _attempt in range(CONFLICT_RETRIES):
             current = as_dict(read, name=name)
             body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -518,6 +522,10 @@ class Writer(object):
             except ApiException as exc:
                 if exc.status != 409:
                     raise
+            # A DaemonSet's controller writes its status while its pods change, each write a new resourceVersion:
+            # on a busy machine a replace right after the read loses to it again and again. Back off a little.
+            time.sleep(random.uniform(0, pause))
+            pause = min(pause * 2, CONFLICT_MAX_PAUSE_SECONDS)
         raise RuntimeError("%s keeps changing: could not replace it" % name)
 
     def namespace(self, name):

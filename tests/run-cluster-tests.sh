@@ -6,9 +6,10 @@
 #   tests/run-cluster-tests.sh [pytest arguments...]
 #
 # GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The work is split into
-# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 4: with more, 2 cores
-# thrash: eight clusters starting at once took 100 s each), each on its own cluster, in $GPUSHARE_CLUSTER_DIR/<job>
-# (default .cluster-tests/<job>), on its own ports, so nothing one job's tests do can be seen by another's; within a job the tests run one after the other and every test starts
+# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 8: all of them; four at a
+# time took longer, the jobs waiting on watches leaving the cores idle), each on its own cluster, in
+# $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own ports, so nothing one job's tests do can be
+# seen by another's; within a job the tests run one after the other and every test starts
 # from a freshly seeded fleet. The tests of a job are told their profile through GPUSHARE_PROFILE. pytest's exit
 # code 5 (no test collected) counts as success. What installs or builds (Debian's packages, the Kubernetes
 # binaries) happens once, before any job starts. Every cluster is stopped at the end, whatever happened. Logs and
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-4}
+PARALLEL=${GPUSHARE_PARALLEL:-8}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
