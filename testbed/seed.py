@@ -26,9 +26,10 @@ from kubernetes.client.exceptions import ApiException
 
 from testbed.simulator import gpu_operator, nvml
 from testbed.simulator.gpu_operator import GPU_TOLERATION
-from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, get_or_none
+from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, get_or_none, merge_patch
 from testbed.simulator.kubelet import healthy_conditions
 from testbed.simulator.kubelet_exec import KUBELET_ADDRESS, kubelet_port
+from testbed.simulator.machine_api import MACHINE_ANNOTATION, MACHINESET_LABEL, machine_name, machine_of, provider_id
 from testbed.simulator.names import (
     APPLIED_ANNOTATION,
     DEFAULT_MIG_CONFIGMAP,
@@ -58,7 +59,8 @@ HELM_RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 class NodePool(object):
     """Identical nodes: ``gpus`` x ``product`` (no GPU when ``product`` is None) in a ``machine``."""
 
-    def __init__(self, name, size, machine, cpu, memory, product=None, gpus=0, labels=None, annotations=None):
+    def __init__(self, name, size, machine, cpu, memory, product=None, gpus=0, labels=None, machineset=None):
+        """``machineset``: the OpenShift MachineSet whose Machines the nodes are (one Machine per node)."""
         self.name = name
         self.size = size
         self.machine = machine
@@ -67,7 +69,7 @@ class NodePool(object):
         self.product = product
         self.gpus = gpus
         self.labels = labels or {}
-        self.annotations = annotations or {}
+        self.machineset = machineset
 
 
 class Profile(object):
@@ -127,11 +129,9 @@ PROFILES = {
                 "16Gi",
                 "Tesla-T4",
                 1,
-                labels={
-                    "cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR,
-                    "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET,
-                },
-                annotations={"machine.openshift.io/machine": MACHINE_API_NAMESPACE + "/" + OPENSHIFT_T4_MACHINESET},
+                # The MachineSet's node template labels; the MachineSet's own name is on its Machines only.
+                labels={"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR},
+                machineset=OPENSHIFT_T4_MACHINESET,
             ),
         ],
         cpu_pool=NodePool("worker", 2, "m5.2xlarge", "8", "32Gi"),
@@ -234,6 +234,7 @@ CLUSTER_POLICY_CRD = crd(
 )
 OPENSHIFT_CRDS = [
     crd("machine.openshift.io", "machinesets", "MachineSet", "v1beta1", "Namespaced", scale=True),
+    crd("machine.openshift.io", "machines", "Machine", "v1beta1", "Namespaced"),
     crd("autoscaling.openshift.io", "clusterautoscalers", "ClusterAutoscaler", "v1", "Cluster"),
     crd("autoscaling.openshift.io", "machineautoscalers", "MachineAutoscaler", "v1beta1", "Namespaced"),
 ]
@@ -369,7 +370,13 @@ def node_body(profile, name, pool, port, daemonset):
     labels.update(pool.labels)
     capacity = {"cpu": pool.cpu, "memory": pool.memory, "pods": "110", "ephemeral-storage": "500Gi"}
     allocatable = dict(capacity)
-    annotations = dict(pool.annotations)
+    annotations = {}
+    spec = {}
+    if pool.machineset:
+        # What OpenShift's nodelink controller writes on the node of a Machine (reference section 5).
+        machine = machine_name(pool.machineset, name)
+        annotations[MACHINE_ANNOTATION] = "%s/%s" % (MACHINE_API_NAMESPACE, machine)
+        spec["providerID"] = provider_id(openshift_machineset(0), machine)
     taints = []
     if pool.product:
         hardware = hardware_of(profile, pool.product, pool.gpus, pool.machine)
@@ -394,7 +401,7 @@ def node_body(profile, name, pool, port, daemonset):
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
-        "spec": {"taints": taints} if taints else {},
+        "spec": dict(spec, taints=taints) if taints else spec,
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
@@ -417,17 +424,15 @@ def node_body(profile, name, pool, port, daemonset):
     }
 
 
-def openshift_objects(members):
-    """MachineSet of the T4 pool, its MachineAutoscaler and the ClusterAutoscaler (reference section 5)."""
-    t4_nodes = sum(
-        1 for _name, pool in members if pool.labels.get("cluster-api/accelerator") == OPENSHIFT_T4_ACCELERATOR
-    )
+def openshift_machineset(replicas):
+    """The T4 pool's MachineSet (reference section 5): its node template carries the accelerator label and the GPU
+    taint its nodes have."""
     node_labels = {"cluster-api/accelerator": OPENSHIFT_T4_ACCELERATOR, "node-role.kubernetes.io/worker": ""}
     selector = {
         "machine.openshift.io/cluster-api-cluster": "gpushare-ocp",
-        "machine.openshift.io/cluster-api-machineset": OPENSHIFT_T4_MACHINESET,
+        MACHINESET_LABEL: OPENSHIFT_T4_MACHINESET,
     }
-    machineset = {
+    return {
         "apiVersion": "machine.openshift.io/v1beta1",
         "kind": "MachineSet",
         "metadata": {
@@ -440,12 +445,13 @@ def openshift_objects(members):
             },
         },
         "spec": {
-            "replicas": t4_nodes,
+            "replicas": replicas,
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {"labels": selector},
                 "spec": {
                     "metadata": {"labels": node_labels},
+                    "taints": [dict(GPU_TAINT)],
                     "providerSpec": {
                         "value": {
                             "instanceType": "g4dn.xlarge",
@@ -456,6 +462,11 @@ def openshift_objects(members):
             },
         },
     }
+
+
+def openshift_objects(members):
+    """MachineSet of the T4 pool, its MachineAutoscaler and the ClusterAutoscaler (reference section 5)."""
+    machineset = openshift_machineset(sum(1 for _name, pool in members if pool.machineset == OPENSHIFT_T4_MACHINESET))
     cluster_autoscaler = {
         "apiVersion": "autoscaling.openshift.io/v1",
         "kind": "ClusterAutoscaler",
@@ -561,6 +572,23 @@ class Writer(object):
             scope = dict(group=group, version=version, plural=plural)
             calls = (api.create_cluster_custom_object, api.get_cluster_custom_object, api.replace_cluster_custom_object)
         return self._apply(*(_bind(call, scope) for call in calls), body)[0]
+
+    def custom_with_status(self, group, version, plural, body):
+        """A namespaced custom object and its status (a separate write with the status subresource)."""
+        body = copy.deepcopy(body)
+        status = body.pop("status")
+        stored = self.custom(group, version, plural, body)
+        if stored.get("status") == status:
+            return stored
+        return merge_patch(
+            self.kube.custom.patch_namespaced_custom_object_status,
+            group,
+            version,
+            body["metadata"]["namespace"],
+            plural,
+            body["metadata"]["name"],
+            body={"status": status},
+        )
 
     def configmap(self, body):
         core, scope = self.kube.core, {"namespace": body["metadata"]["namespace"]}
@@ -712,9 +740,43 @@ def seed(api_client, profile, nodes=None, operator=True):
     daemonset = _seed_operator(writer, profile) if operator else _delete_operator(writer.kube, profile)
     _seed_nodes(writer, profile, members, daemonset)
     if profile.name == "openshift":
-        for group, version, plural, body in openshift_objects(members):
-            writer.custom(group, version, plural, body)
+        _seed_openshift(writer, members)
     return len(members)
+
+
+def _seed_openshift(writer, members):
+    """The MachineSet and autoscalers, then one Machine per node of the MachineSet's pool (its node joined:
+    ``status.nodeRef``), and no other Machine. The simulated machine API (``--machine-api``) deletes what a test's
+    scale-up added once the MachineSet is back to its seeded size; tests never scale it below that size."""
+    machinesets = []
+    for group, version, plural, body in openshift_objects(members):
+        stored = writer.custom(group, version, plural, body)
+        if body["kind"] == "MachineSet":
+            machinesets.append(stored)
+    seeded = set()
+    for machineset in machinesets:
+        for name, pool in members:
+            if pool.machineset == machineset["metadata"]["name"]:
+                machine = machine_of(machineset, machine_name(pool.machineset, name), name)
+                writer.custom_with_status("machine.openshift.io", "v1beta1", "machines", machine)
+                seeded.add(machine["metadata"]["name"])
+    custom = writer.kube.custom
+    group, version = "machine.openshift.io", "v1beta1"
+
+    def others():
+        listed = as_dict(custom.list_namespaced_custom_object, group, version, MACHINE_API_NAMESPACE, "machines")
+        return [machine["metadata"]["name"] for machine in listed["items"] if machine["metadata"]["name"] not in seeded]
+
+    for name in others():
+        _delete_if_exists(
+            lambda name, namespace, **kwargs: custom.delete_namespaced_custom_object(
+                group, version, namespace, "machines", name, **kwargs
+            ),
+            name,
+            MACHINE_API_NAMESPACE,
+        )
+    # The machine API may still be deleting (or, on the scale it saw last, creating) a test's Machines.
+    wait_for(lambda: not others(), "the Machines of a test's scale-up to be deleted")
 
 
 def _seed_operator(writer, profile):
@@ -819,8 +881,7 @@ def reset(api_client, profile, nodes=None, operator=True):
     members = fleet(profile_spec, nodes)
     _seed_nodes(writer, profile_spec, members, daemonset)
     if profile_spec.name == "openshift":
-        for group, version, plural, body in openshift_objects(members):
-            writer.custom(group, version, plural, body)
+        _seed_openshift(writer, members)
     kube.core.delete_collection_namespaced_event(
         NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
     )

@@ -206,6 +206,7 @@ SMOKE_TEST_ARG_SPEC = dict(
     image=dict(type="str", default=SMOKE_TEST_IMAGE),
     command=dict(type="list", elements="str"),
     node_selector=dict(type="dict"),
+    nodes=NODES_SPEC,
     tolerations=dict(type="list", elements="dict"),
     cleanup=dict(type="bool", default=True),
     wait_timeout=dict(type="int", default=300),

@@ -36,6 +36,7 @@ RBAC_ROLES = (
             "apps deployments: get list watch",
             "nvidia.com clusterpolicies: list",
             "machine.openshift.io machinesets: list",
+            "machine.openshift.io machines: list",
             "autoscaling.openshift.io machineautoscalers: list",
             "autoscaling.openshift.io clusterautoscalers: list",
         ),

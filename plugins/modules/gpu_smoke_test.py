@@ -14,7 +14,7 @@ version_added: 0.2.0
 description:
   - Runs the workload NVIDIA's guides run (a Deployment of O(replicas), or that many bare pods), each
     container requesting and limited to O(amount) of O(resource), tolerating the C(nvidia.com/gpu) taint,
-    optionally pinned with O(node_selector).
+    optionally pinned to O(nodes) (by name, each a C(metadata.name) node affinity term) or to O(node_selector).
   - Waits, with a watch, until every replica either got a slice (bound to a node and running, or finished)
     or was found unschedulable by the scheduler, then reports how many got a slice and how many stayed
     Pending, with the scheduler's reasons (for example 11 replicas on 8 slices, 8 running and 3 pending
@@ -25,6 +25,7 @@ author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
   - gpushare.k8s.k8s_auth
+  - gpushare.k8s.nodes
 attributes:
   check_mode:
     support: full
@@ -105,6 +106,12 @@ EXAMPLES = r"""
     that:
       - smoke.running == 8
       - smoke.pending == 3
+
+- name: Four replicas on the nodes of an OpenShift MachineSet (found through its Machines)
+  gpushare.k8s.gpu_smoke_test:
+    replicas: 4
+    nodes:
+      names: "{{ machines.resources | map(attribute='status.nodeRef.name') | list }}"
 
 - name: One MIG slice, as bare pods, with a command that prints the device
   gpushare.k8s.gpu_smoke_test:

@@ -1,5 +1,6 @@
 """python -m testbed.simulator --kubeconfig K --kubelet-cert CRT --kubelet-key KEY --client-ca CA [--step-delay S]
-[--ready-file F]: runs until killed; the simulated kubelets' exec endpoint listens on the API server's port + 3."""
+[--ready-file F] [--machine-api]: runs until killed; the simulated kubelets' exec endpoint listens on the API server's port + 3.
+"""
 
 import argparse
 import logging
@@ -21,6 +22,7 @@ def main(argv=None):
     parser.add_argument("--kubelet-cert", required=True, help="the kubelets' serving certificate (exec endpoint)")
     parser.add_argument("--kubelet-key", required=True)
     parser.add_argument("--client-ca", required=True, help="the CA of the API server's kubelet client certificate")
+    parser.add_argument("--machine-api", action="store_true", help="play OpenShift's machine API (its CRDs exist)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
@@ -30,7 +32,7 @@ def main(argv=None):
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=configuration)
     # One connection per watch, worker and lease renewer, so that none waits for another.
     configuration.connection_pool_maxsize = 32
-    simulator = Simulator(client.ApiClient(configuration), args.step_delay)
+    simulator = Simulator(client.ApiClient(configuration), args.step_delay, machine_api=args.machine_api)
     simulator.start()
     port = kubelet_port(configuration.host)
     KubeletExecServer(simulator, port, args.kubelet_cert, args.kubelet_key, args.client_ca).start()

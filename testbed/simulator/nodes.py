@@ -106,7 +106,11 @@ class NodeReconciler(object):
         change = NodeChange(node)
         if self.cluster.nfd_worker_runs_on(name):
             change.labels[NFD_NVIDIA_PCI_LABEL] = "true"  # the node's PCI bus shows vendor 0x10de
-        if policy and self.cluster.operator_deployment():
+        # The operator labels every GPU node it has not seen yet. In a seeded cluster no operator Deployment runs (so
+        # what tests do to operands and labels stays): the seed labelled its nodes, and a node that joins later (the
+        # machine API's) gets the operator's labels here, as a real cluster's new node does.
+        joined_later = APPLIED_ANNOTATION not in (node["metadata"].get("annotations") or {})
+        if policy and (self.cluster.operator_deployment() or joined_later):
             change.labels.update(gpu_operator.gpu_node_labels(change.labels, nvml.gpu_of(hardware).mig_capable, policy))
         if policy and change.labels.get(GPU_PRESENT_LABEL) == "true":
             self._run_nvidia_operands(change, hardware, policy)

@@ -10,6 +10,10 @@ from testbed.simulator import gpu_operator
 from testbed.simulator.informer import Informer
 from testbed.simulator.kube import CLUSTER_POLICY, Kube
 from testbed.simulator.kubelet import Kubelet
+from testbed.simulator.machine_api import GROUP as MACHINE_GROUP
+from testbed.simulator.machine_api import MACHINESET_LABEL
+from testbed.simulator.machine_api import VERSION as MACHINE_VERSION
+from testbed.simulator.machine_api import MachineApi
 from testbed.simulator.names import (
     APPLIED_ANNOTATION,
     DEVICE_PLUGIN_DAEMONSET,
@@ -31,7 +35,8 @@ OPERATOR_KEY = ("operator",)
 class Simulator(object):
     """The cached view of the cluster the reconcilers read (``node``, ``policy``...), and its workers."""
 
-    def __init__(self, api_client, step_delay):
+    def __init__(self, api_client, step_delay, machine_api=False):
+        """``machine_api``: play OpenShift's machine API too (the openshift profile; its CRDs must exist)."""
         self.kube = Kube(api_client)
         self.queue = WorkQueue()
         self.nodes = Informer("nodes", self.kube.core.list_node, self._on_change)
@@ -85,6 +90,21 @@ class Simulator(object):
             self.policies,
             self.configmaps,
         )
+        self.machine_api = None
+        if machine_api:
+            self.machinesets, self.machines = (
+                Informer(
+                    plural,
+                    self.kube.custom.list_cluster_custom_object,
+                    self._on_change,
+                    MACHINE_GROUP,
+                    MACHINE_VERSION,
+                    plural,
+                )
+                for plural in ("machinesets", "machines")
+            )
+            self.informers += (self.machinesets, self.machines)
+            self.machine_api = MachineApi(self.kube, self)
         self.node_reconciler = NodeReconciler(self.kube, self, step_delay)
         self.kubelet = Kubelet(self.kube, self)
 
@@ -156,6 +176,12 @@ class Simulator(object):
             self.queue.add(("node", (new or old)["spec"]["nodeName"]))
         elif kind == "configmaps" and old is None and new is not None:
             self._wake_nodes_waiting_for(new["metadata"]["name"])
+        elif kind == "machinesets":
+            self.queue.add(("machineset", (new or old)["metadata"]["namespace"], (new or old)["metadata"]["name"]))
+        elif kind == "machines":
+            machineset = ((new or old)["metadata"].get("labels") or {}).get(MACHINESET_LABEL)
+            if machineset:
+                self.queue.add(("machineset", (new or old)["metadata"]["namespace"], machineset))
 
     def _add_all_nodes(self):
         for name in self.node_names():
@@ -182,6 +208,8 @@ class Simulator(object):
             if policy and daemonset and gpu_operator.sync_device_plugin(self.kube, policy, daemonset):
                 log.info("device plugin template updated from ClusterPolicy %s", policy["metadata"]["name"])
             return None
+        if key[0] == "machineset":
+            return self.machine_api.reconcile(key[1], key[2])
         if key[0] == "node":
             node = self.node(key[1])
             if node is not None:

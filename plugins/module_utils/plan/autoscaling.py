@@ -27,9 +27,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     MACHINE_AUTOSCALER,
     MACHINESET,
     MACHINESET_GPU_ANNOTATION,
-    MACHINESET_NODE_LABEL,
     RECOMMENDED_DELAY_AFTER_ADD,
     ZONE_LABEL,
+    machineset_node_names,
     parse_duration,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
@@ -59,6 +59,19 @@ def machineset_zone(machineset):
         "value"
     ) or {}
     return (value.get("placement") or {}).get("availabilityZone") or value.get("zone") or None
+
+
+def machineset_key(machineset):
+    return (_meta(machineset).get("namespace"), _meta(machineset).get("name"))
+
+
+def machineset_node_states(machines, nodes):
+    """{(namespace, MachineSet name): [NodeGpuState]} of the nodes its Machines became (``status.nodeRef``)."""
+    by_name = dict((_meta(node).get("name"), node) for node in nodes)
+    return dict(
+        (key, [NodeGpuState.from_node(by_name[name]) for name in names if name in by_name])
+        for key, names in machineset_node_names(machines).items()
+    )
 
 
 def is_gpu_machineset(machineset, states):
@@ -236,13 +249,9 @@ class _MachineSetPlan(object):
         return max([state.replicas for state in self.states] or [1])
 
 
-def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machine_autoscalers, nodes):
+def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes):
     """The MachineSet, MachineAutoscaler and ClusterAutoscaler writes for the GPU MachineSets asked for."""
-    states_by_machineset = {}
-    for node in nodes:
-        owner = (_meta(node).get("labels") or {}).get(MACHINESET_NODE_LABEL)
-        if owner:
-            states_by_machineset.setdefault(owner, []).append(NodeGpuState.from_node(node))
+    states_by_machineset = machineset_node_states(machines, nodes)
     by_name = dict((_meta(machineset)["name"], machineset) for machineset in machinesets)
     if request.machinesets:
         missing = sorted(set(request.machinesets) - set(by_name))
@@ -255,7 +264,7 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
         chosen = [
             machineset
             for machineset in machinesets
-            if is_gpu_machineset(machineset, states_by_machineset.get(_meta(machineset)["name"], []))
+            if is_gpu_machineset(machineset, states_by_machineset.get(machineset_key(machineset), []))
         ]
         if not chosen:
             raise GpuShareError(
@@ -265,7 +274,7 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
     pools = [
         _MachineSetPlan(
             machineset,
-            states_by_machineset.get(_meta(machineset)["name"], []),
+            states_by_machineset.get(machineset_key(machineset), []),
             targeting_autoscalers(machineset, machine_autoscalers),
             request,
         )

@@ -21,10 +21,16 @@ MACHINE_API_NAMESPACE = "openshift-machine-api"
 ACCELERATOR_LABEL = "cluster-api/accelerator"
 ACCELERATOR_VALUE_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$")
 MACHINESET_GPU_ANNOTATION = "machine.openshift.io/GPU"
-MACHINESET_NODE_LABEL = "machine.openshift.io/cluster-api-machineset"
+# A MachineSet's nodes are found through its Machines: the Machines carry the MachineSet's name in this label (the
+# MachineSet's selector), and a Machine's node is its status.nodeRef.name. Nodes carry neither the label nor the
+# MachineSet's name, only the annotation machine.openshift.io/machine: <namespace>/<machine> (reference section 5;
+# openshift/machine-api-operator, pkg/controller/nodelink).
+MACHINESET_MACHINE_LABEL = "machine.openshift.io/cluster-api-machineset"
+NODE_MACHINE_ANNOTATION = "machine.openshift.io/machine"
 CLUSTER_AUTOSCALER_NAME = "default"
 # (group, version, plural) of OpenShift's objects; listing them elsewhere finds nothing (no CRD).
 MACHINESET = ("machine.openshift.io", "v1beta1", "machinesets")
+MACHINE = ("machine.openshift.io", "v1beta1", "machines")
 CLUSTER_AUTOSCALER = ("autoscaling.openshift.io", "v1", "clusterautoscalers")
 MACHINE_AUTOSCALER = ("autoscaling.openshift.io", "v1beta1", "machineautoscalers")
 OPENSHIFT_KINDS = {
@@ -55,6 +61,19 @@ AUTOSCALER_GPU_LABEL = {OPENSHIFT: ACCELERATOR_LABEL, SCALEWAY: SCALEWAY_GPU_LAB
 
 def _labels(node):
     return (node.get("metadata") or {}).get("labels") or {}
+
+
+def machineset_node_names(machines):
+    """{(namespace, MachineSet name): [node names]} from the Machines' label and ``status.nodeRef``; a Machine still
+    provisioning (no nodeRef yet) or being deleted brings no node."""
+    nodes = {}
+    for machine in machines:
+        meta = machine.get("metadata") or {}
+        machineset = (meta.get("labels") or {}).get(MACHINESET_MACHINE_LABEL)
+        node = (((machine.get("status") or {}).get("nodeRef")) or {}).get("name")
+        if machineset and node and not meta.get("deletionTimestamp"):
+            nodes.setdefault((meta.get("namespace"), machineset), []).append(node)
+    return dict((key, sorted(names)) for key, names in nodes.items())
 
 
 def cloud_without_mig(nodes):

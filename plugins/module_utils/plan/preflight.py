@@ -8,7 +8,8 @@ autoscaling, quota), ``object`` (Kind/name), ``message`` (what is wrong), ``fix`
 and ``fixed_by`` (the module, option, Helm value or field that makes it).
 
 Platform facts (NVIDIA GPU sharing reference, section 5): OpenShift MachineSets carry node labels in
-``spec.template.spec.metadata.labels``; the ClusterAutoscaler ``default`` lists
+``spec.template.spec.metadata.labels`` and find their nodes through their Machines (``status.nodeRef``); the
+ClusterAutoscaler ``default`` lists
 ``spec.resourceLimits.gpus[{type,min,max}]`` whose ``type`` equals the ``cluster-api/accelerator`` value
 (letters, digits, dashes; never ``nvidia.com/gpu``); ``scaleDown.delayAfterAdd`` at least 10 minutes;
 scaling from zero needs ``machine.openshift.io/GPU`` and zone labels. Scaleway's autoscaler label is
@@ -55,7 +56,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands impor
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
     is_gpu_machineset,
+    machineset_key,
     machineset_node_labels,
+    machineset_node_states,
     suggested_accelerator,
     targeting_autoscalers,
 )
@@ -65,7 +68,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     AUTOSCALER_GPU_LABELS,
     CLUSTER_AUTOSCALER_NAME,
     MACHINESET_GPU_ANNOTATION,
-    MACHINESET_NODE_LABEL,
     MIN_DELAY_AFTER_ADD_SECONDS,
     OPENSHIFT,
     RECOMMENDED_DELAY_AFTER_ADD,
@@ -77,6 +79,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     VKS_ACCELERATOR_LABEL,
     ZONE_LABEL,
     detect_platform,
+    machineset_node_names,
     parse_duration,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
@@ -501,13 +504,9 @@ def check_sharing(policy, config_map, nodes):
     return findings
 
 
-def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes):
+def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes):
     findings = []
-    nodes_by_machineset = {}
-    for node in nodes:
-        owner = _labels(node).get(MACHINESET_NODE_LABEL)
-        if owner:
-            nodes_by_machineset.setdefault(owner, []).append(NodeGpuState.from_node(node))
+    nodes_by_machineset = machineset_node_states(machines, nodes)
     autoscaler = next((ca for ca in cluster_autoscalers if _name(ca) == CLUSTER_AUTOSCALER_NAME), None)
     gpu_limits = (((autoscaler or {}).get("spec") or {}).get("resourceLimits") or {}).get("gpus") or []
     limit_types = [entry.get("type") for entry in gpu_limits]
@@ -517,7 +516,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes
         ref = "MachineSet/%s" % _namespaced(machineset)
         labels = machineset_node_labels(machineset)
         annotations = machineset["metadata"].get("annotations") or {}
-        states = nodes_by_machineset.get(name, [])
+        states = nodes_by_machineset.get(machineset_key(machineset), [])
         if not is_gpu_machineset(machineset, states):
             continue
         targeting = targeting_autoscalers(machineset, machine_autoscalers)
@@ -691,14 +690,13 @@ def check_vks(nodes):
     return findings
 
 
-def check_shared_autoscaled(nodes, autoscaled_machinesets=()):
-    """Warnings for autoscaled GPU nodes whose sharing misleads the autoscaler (any platform)."""
+def check_shared_autoscaled(nodes, autoscaled_nodes=()):
+    """Warnings for autoscaled GPU nodes whose sharing misleads the autoscaler (any platform); ``autoscaled_nodes``
+    names the nodes of autoscaled MachineSets, which carry no autoscaler label of their own."""
     findings = []
     for node in nodes:
         labels = _labels(node)
-        autoscaled = any(label in labels for label in AUTOSCALER_GPU_LABELS) or (
-            labels.get(MACHINESET_NODE_LABEL) in autoscaled_machinesets
-        )
+        autoscaled = any(label in labels for label in AUTOSCALER_GPU_LABELS) or _name(node) in autoscaled_nodes
         if not autoscaled or not is_gpu_node(node):
             continue
         state = NodeGpuState.from_node(node)
@@ -739,12 +737,18 @@ def check_shared_autoscaled(nodes, autoscaled_machinesets=()):
     return findings
 
 
-def check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers):
+def check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines):
     findings = []
     autoscaled = set()
     if platform == OPENSHIFT:
-        findings += check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes)
-        autoscaled = set(((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("name") for ma in machine_autoscalers)
+        findings += check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes)
+        targets = set(
+            (ma["metadata"].get("namespace"), ((ma.get("spec") or {}).get("scaleTargetRef") or {}).get("name"))
+            for ma in machine_autoscalers
+        )
+        autoscaled = set(
+            name for key, names in machineset_node_names(machines).items() if key in targets for name in names
+        )
     elif platform == SCALEWAY:
         findings += check_scaleway(nodes)
     elif platform == VKS:
@@ -798,6 +802,7 @@ def preflight(
     machinesets=(),
     cluster_autoscalers=(),
     machine_autoscalers=(),
+    machines=(),
     checks=CHECKS,
 ):
     """Every finding of the ``checks`` asked for, most severe first (stable within a severity)."""
@@ -812,7 +817,7 @@ def preflight(
         findings += check_sharing(policy if namespace else None, config_map, nodes)
     if "autoscaling" in checks:
         platform = detect_platform(nodes, machinesets, policy)
-        findings += check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers)
+        findings += check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines)
     if "quota" in checks:
         findings += check_quotas(pods, quotas)
     order = dict((severity, index) for index, severity in enumerate(SEVERITIES))

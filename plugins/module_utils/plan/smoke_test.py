@@ -6,7 +6,8 @@
 The workload is the one NVIDIA's guides run (a pod, or a Deployment of replicas, each asking one slice):
 the GPU resource's requests equal its limits (Kubernetes refuses anything else for extended resources;
 reference section 5, Quota), it tolerates the ``nvidia.com/gpu`` taint GPU nodes carry, and it may be
-pinned with a node selector. A pod "got a slice" once it is bound to a node and running (or finished);
+pinned with a node selector or to nodes by name (one ``matchFields`` term per node: the API server takes a
+single value for ``metadata.name`` in a term, and terms are ORed). A pod "got a slice" once it is bound to a node and running (or finished);
 one the scheduler marked Unschedulable stayed Pending, and its reason is the scheduler's message."""
 
 from __future__ import absolute_import, division, print_function
@@ -44,7 +45,13 @@ def validate(params):
         raise GpuShareError("Invalid smoke test: %s. Nothing was created." % "; ".join(problems))
 
 
-def pod_spec(params, restart_policy):
+def pinned_to(node_names):
+    """The node affinity that admits exactly ``node_names``."""
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]} for name in node_names]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def pod_spec(params, restart_policy, node_names=None):
     amount = str(params["amount"])
     container = {
         "name": "cuda",
@@ -61,11 +68,13 @@ def pod_spec(params, restart_policy):
     }
     if params["node_selector"]:
         spec["nodeSelector"] = dict(params["node_selector"])
+    if node_names:
+        spec["affinity"] = pinned_to(node_names)
     return spec
 
 
-def build_workload(params):
-    """``(kind, [bodies])``: the Deployment, or one bare pod per replica."""
+def build_workload(params, node_names=None):
+    """``(kind, [bodies])``: the Deployment, or one bare pod per replica, on ``node_names`` when given."""
     validate(params)
     name, namespace = params["name"], params["workload_namespace"]
     labels = {"app": name, SMOKE_TEST_LABEL: name}
@@ -78,7 +87,7 @@ def build_workload(params):
                 "spec": {
                     "replicas": params["replicas"],
                     "selector": {"matchLabels": labels},
-                    "template": {"metadata": {"labels": labels}, "spec": pod_spec(params, "Always")},
+                    "template": {"metadata": {"labels": labels}, "spec": pod_spec(params, "Always", node_names)},
                 },
             }
         ]
@@ -87,7 +96,7 @@ def build_workload(params):
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": pod_name, "namespace": namespace, "labels": labels},
-            "spec": pod_spec(params, "Never"),
+            "spec": pod_spec(params, "Never", node_names),
         }
         for pod_name in pod_names(name, params["replicas"])
     ]

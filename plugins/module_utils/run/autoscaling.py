@@ -16,6 +16,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     CLUSTER_AUTOSCALER,
+    MACHINE,
     MACHINE_AUTOSCALER,
     MACHINESET,
     OPENSHIFT,
@@ -50,6 +51,7 @@ def run_gpu_autoscaling(module):
                 machinesets,
                 kube.list_custom_objects(*CLUSTER_AUTOSCALER),
                 _in_namespace(kube.list_custom_objects(*MACHINE_AUTOSCALER), machine_api_namespace),
+                _in_namespace(kube.list_custom_objects(*MACHINE), machine_api_namespace),
                 nodes,
             )
         if params["machinesets"]:

@@ -11,6 +11,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     CLUSTER_AUTOSCALER,
+    MACHINE,
     MACHINE_AUTOSCALER,
     MACHINESET,
     detect_platform,
@@ -62,6 +63,7 @@ def run_gpu_preflight(module):
     if "autoscaling" in checks:
         for key, kind in (
             ("machinesets", MACHINESET),
+            ("machines", MACHINE),
             ("cluster_autoscalers", CLUSTER_AUTOSCALER),
             ("machine_autoscalers", MACHINE_AUTOSCALER),
         ):

@@ -16,7 +16,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.smoke_test impor
     pod_names,
     report,
     settled,
+    validate,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
 
 
 def _selector(name):
@@ -84,7 +86,8 @@ def _clean_up(kube, kind, namespace, name, names, timeout):
 def run_gpu_smoke_test(module):
     kube = module.kube
     params = module.params
-    kind, bodies = build_workload(params)
+    validate(params)
+    kind, bodies = build_workload(params, resolve_node_names(kube, params["nodes"]))
     namespace, name, replicas = params["workload_namespace"], params["name"], params["replicas"]
     if kube.get_namespace(namespace) is None:
         raise GpuShareError("Namespace %s does not exist: create it or set workload_namespace." % namespace)

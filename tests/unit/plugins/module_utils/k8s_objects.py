@@ -362,7 +362,34 @@ def cluster_autoscaler(types=("tesla-t4",), delay="15m"):
     return {"metadata": {"name": "default", "resourceVersion": _next_resource_version()}, "spec": spec}
 
 
-def t4_machine(name="gpu-t4-0", machineset_name="gpu-t4", **kwargs):
-    machine = t4_node(name, **kwargs)
-    machine["metadata"]["labels"]["machine.openshift.io/cluster-api-machineset"] = machineset_name
-    return machine
+def machine(name, machineset_name="gpu-t4", node_name=None, namespace="openshift-machine-api"):
+    """A Machine of ``machineset_name`` (its label), whose node (``status.nodeRef``) is ``node_name``, if any."""
+    body = {
+        "apiVersion": "machine.openshift.io/v1beta1",
+        "kind": "Machine",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"machine.openshift.io/cluster-api-machineset": machineset_name},
+        },
+        "status": {"phase": "Provisioning"},
+    }
+    if node_name:
+        body["status"] = {"phase": "Running", "nodeRef": {"kind": "Node", "name": node_name}}
+    return body
+
+
+def t4_pool(*node_names, **kwargs):
+    """``(machines, nodes)`` of a T4 MachineSet (``machineset_name``, default ``gpu-t4``): as on OpenShift, the nodes
+    carry only the annotation naming their Machine, never the MachineSet's label."""
+    machineset_name = kwargs.pop("machineset_name", "gpu-t4")
+    machines, nodes = [], []
+    for index, node_name in enumerate(node_names or ("gpu-t4-0",)):
+        machine_name = "%s-m%d" % (machineset_name, index)
+        node = t4_node(node_name, **kwargs)
+        node["metadata"].setdefault("annotations", {})["machine.openshift.io/machine"] = (
+            "openshift-machine-api/" + machine_name
+        )
+        machines.append(machine(machine_name, machineset_name, node_name))
+        nodes.append(node)
+    return machines, nodes

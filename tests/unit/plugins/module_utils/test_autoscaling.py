@@ -10,11 +10,12 @@ import pytest
 from k8s_objects import (
     cluster_autoscaler,
     cpu_node,
+    machine,
     machine_autoscaler,
     machineset,
     merge_patch,
-    t4_machine,
     t4_node,
+    t4_pool,
     t4_time_sliced,
 )
 
@@ -26,7 +27,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     plan_openshift_autoscaling,
     suggested_accelerator,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import SCALEWAY, VKS
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import SCALEWAY, VKS, machineset_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 
 NS = "openshift-machine-api"
@@ -62,15 +63,15 @@ def apply(plan, machinesets, cluster_autoscalers, machine_autoscalers):
     return by_kind.get("MachineSet", []), by_kind.get("ClusterAutoscaler", []), by_kind.get("MachineAutoscaler", [])
 
 
-def openshift_findings(machinesets, cluster_autoscalers, machine_autoscalers, nodes):
-    return pf.check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, nodes)
+def openshift_findings(machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes):
+    return pf.check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes)
 
 
 def test_a_bare_gpu_machineset_scaling_from_zero_is_made_whole_and_preflight_is_then_clean():
-    machinesets, nodes = [aws_machineset()], [t4_machine()]
-    assert len(openshift_findings(machinesets, [], [], nodes)) == 2  # no accelerator label, no MachineAutoscaler
+    machinesets, pool = [aws_machineset()], t4_pool()
+    assert len(openshift_findings(machinesets, [], [], *pool)) == 2  # no accelerator label, no MachineAutoscaler
     plan = plan_openshift_autoscaling(
-        request(min_replicas=0, max_replicas=4, create_cluster_autoscaler=True), machinesets, [], [], nodes
+        request(min_replicas=0, max_replicas=4, create_cluster_autoscaler=True), machinesets, [], [], *pool
     )
     assert sorted(plan.object_writes) == [
         ("ClusterAutoscaler", None, "default"),
@@ -102,8 +103,8 @@ def test_a_bare_gpu_machineset_scaling_from_zero_is_made_whole_and_preflight_is_
         "scaleDown": {"enabled": True, "delayAfterAdd": "15m"},
     }
     after = apply(plan, machinesets, [], [])
-    assert openshift_findings(*(after + (nodes,))) == []
-    again = plan_openshift_autoscaling(request(min_replicas=0, max_replicas=4), *(after + (nodes,)))
+    assert openshift_findings(*(after + pool)) == []
+    again = plan_openshift_autoscaling(request(min_replicas=0, max_replicas=4), *(after + pool))
     assert not again.changed and again.warnings == []
 
 
@@ -112,7 +113,7 @@ def test_other_fields_and_other_limit_entries_are_kept():
     ca = cluster_autoscaler(types=("nvidia-a100",), delay="20m")
     ca["spec"]["maxNodesTotal"] = 24
     ma = machine_autoscaler(minimum=1)
-    plan = plan_openshift_autoscaling(request(gpu_limit={"min": 1, "max": 8}), [ms], [ca], [ma], [t4_machine()])
+    plan = plan_openshift_autoscaling(request(gpu_limit={"min": 1, "max": 8}), [ms], [ca], [ma], *t4_pool())
     [ms_after], [ca_after], [ma_after] = apply(plan, [ms], [ca], [ma])
     assert ms_after["metadata"]["annotations"] == {"machine.openshift.io/vCPU": "4", "machine.openshift.io/GPU": "1"}
     assert ms_after["spec"]["template"]["spec"]["metadata"]["labels"] == {
@@ -130,7 +131,7 @@ def test_other_fields_and_other_limit_entries_are_kept():
 def test_the_diff_shows_each_owned_field_before_and_after():
     ms = aws_machineset(labels={"cluster-api/accelerator": "nvidia.com/gpu"})
     plan = plan_openshift_autoscaling(
-        request(delay_after_add="15m"), [ms], [cluster_autoscaler(delay="5m")], [machine_autoscaler()], [t4_machine()]
+        request(delay_after_add="15m"), [ms], [cluster_autoscaler(delay="5m")], [machine_autoscaler()], *t4_pool()
     )
     assert plan.before["MachineSet/%s/gpu-t4" % NS] == {
         "labels.cluster-api/accelerator": "nvidia.com/gpu",
@@ -151,23 +152,23 @@ def test_an_existing_machine_autoscaler_is_patched_with_only_what_changes():
         [aws_machineset(labels={"cluster-api/accelerator": "tesla-t4"}, annotations={"machine.openshift.io/GPU": "1"})],
         [cluster_autoscaler()],
         [machine_autoscaler()],
-        [t4_machine()],
+        *t4_pool(),
     )
     assert plan.object_writes == {("MachineAutoscaler", NS, "gpu-t4"): ("patch", {"spec": {"maxReplicas": 6}})}
 
 
 def test_a_limit_list_replaced_whole_carries_the_resource_version():
     ca = cluster_autoscaler(types=())
-    plan = plan_openshift_autoscaling(request(), [aws_machineset()], [ca], [machine_autoscaler()], [t4_machine()])
+    plan = plan_openshift_autoscaling(request(), [aws_machineset()], [ca], [machine_autoscaler()], *t4_pool())
     action, patch = plan.object_writes[("ClusterAutoscaler", None, "default")]
     assert action == "patch" and patch["metadata"] == {"resourceVersion": ca["metadata"]["resourceVersion"]}
 
 
 def test_time_sliced_pools_are_limited_in_physical_gpus_with_a_note():
-    nodes = [t4_machine("gpu-t4-0")]
+    machines, nodes = t4_pool("gpu-t4-0")
     nodes[0]["metadata"]["labels"].update(t4_time_sliced("x", 4)["metadata"]["labels"])
     plan = plan_openshift_autoscaling(
-        request(min_replicas=1, max_replicas=3), [aws_machineset()], [cluster_autoscaler(types=())], [], nodes
+        request(min_replicas=1, max_replicas=3), [aws_machineset()], [cluster_autoscaler(types=())], [], machines, nodes
     )
     assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"] == [{"type": "tesla-t4", "min": 0, "max": 3}]
     assert any("shared 4 ways" in warning and "#8129" in warning for warning in plan.warnings)
@@ -176,14 +177,14 @@ def test_time_sliced_pools_are_limited_in_physical_gpus_with_a_note():
 def test_machinesets_without_gpus_are_left_alone_and_a_missing_cluster_autoscaler_is_a_warning():
     cpu = machineset("workers")
     plan = plan_openshift_autoscaling(
-        request(min_replicas=1, max_replicas=2), [cpu, aws_machineset()], [], [], [t4_machine()]
+        request(min_replicas=1, max_replicas=2), [cpu, aws_machineset()], [], [], *t4_pool()
     )
     assert [key[2] for key in plan.object_writes] == ["gpu-t4", "gpu-t4"]
     assert any("no ClusterAutoscaler default" in warning for warning in plan.warnings)
 
 
 def test_a_machineset_without_autoscaler_or_replicas_is_labelled_with_a_warning():
-    plan = plan_openshift_autoscaling(request(), [aws_machineset()], [], [], [t4_machine()])
+    plan = plan_openshift_autoscaling(request(), [aws_machineset()], [], [], *t4_pool())
     assert list(plan.object_writes) == [("MachineSet", NS, "gpu-t4")]
     assert any("does not scale" in warning for warning in plan.warnings)
 
@@ -209,19 +210,19 @@ def test_bad_input_is_refused_before_anything_is_read(params, message):
 
 def test_refusals_that_need_the_cluster():
     with pytest.raises(GpuShareError, match="MachineSet.s. not found: nope"):
-        plan_openshift_autoscaling(request(machinesets=["nope"]), [aws_machineset()], [], [], [])
+        plan_openshift_autoscaling(request(machinesets=["nope"]), [aws_machineset()], [], [], [], [])
     with pytest.raises(GpuShareError, match="No GPU MachineSet found"):
-        plan_openshift_autoscaling(request(), [machineset("workers")], [], [], [])
+        plan_openshift_autoscaling(request(), [machineset("workers")], [], [], [], [])
     # A GPU MachineSet (annotated) with no node to read the product from needs the type.
     gpu_annotated = aws_machineset(annotations={"machine.openshift.io/GPU": "1"})
     with pytest.raises(GpuShareError, match="set accelerator"):
-        plan_openshift_autoscaling(request(), [gpu_annotated], [], [], [])
+        plan_openshift_autoscaling(request(), [gpu_annotated], [], [], [], [])
     # Scaling from zero with neither the annotation nor a node to count GPUs on.
     labelled = aws_machineset(labels={"cluster-api/accelerator": "tesla-t4"})
     with pytest.raises(GpuShareError, match="set gpus_per_machine"):
-        plan_openshift_autoscaling(request(min_replicas=0, max_replicas=2), [labelled], [], [], [])
+        plan_openshift_autoscaling(request(min_replicas=0, max_replicas=2), [labelled], [], [], [], [])
     with pytest.raises(GpuShareError, match="above its MachineAutoscaler's maxReplicas 4"):
-        plan_openshift_autoscaling(request(min_replicas=5), [labelled], [], [machine_autoscaler()], [t4_machine()])
+        plan_openshift_autoscaling(request(min_replicas=5), [labelled], [], [machine_autoscaler()], *t4_pool())
 
 
 def test_suggested_accelerator_from_the_product_label():
@@ -246,3 +247,15 @@ def test_node_labels_refuse_unknown_platforms_and_non_gpu_nodes():
         plan_node_autoscaling_labels(request(), None, fleet, None)
     with pytest.raises(GpuShareError, match="Not GPU nodes.*cpu"):
         plan_node_autoscaling_labels(request(), SCALEWAY, Fleet([t4_node("a"), cpu_node("cpu")]), ["cpu"])
+
+
+def test_machineset_nodes_come_from_machines_node_refs():
+    machines, _nodes = t4_pool("gpu-t4-0", "gpu-t4-1")
+    other, _ = t4_pool("ip-10-0-9-9.ec2.internal", machineset_name="gpu-a100")
+    deleting = machine("gpu-t4-m7", "gpu-t4", "gpu-t4-7")
+    deleting["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z"
+    provisioning = machine("gpu-t4-m8", "gpu-t4")
+    assert machineset_node_names(machines + other + [deleting, provisioning]) == {
+        (NS, "gpu-t4"): ["gpu-t4-0", "gpu-t4-1"],
+        (NS, "gpu-a100"): ["ip-10-0-9-9.ec2.internal"],
+    }

@@ -22,12 +22,13 @@ from k8s_objects import (
     container,
     cpu_node,
     h100_mig_mixed,
+    machine,
     machine_autoscaler,
     machineset,
     node,
     pod,
-    t4_machine,
     t4_node,
+    t4_pool,
     t4_time_sliced,
 )
 
@@ -274,14 +275,12 @@ def _labelled(obj, labels):
 
 def test_a_well_configured_openshift_gpu_machineset_is_clean():
     ms = machineset(labels={"cluster-api/accelerator": "tesla-t4"}, annotations={"machine.openshift.io/GPU": "1"})
-    assert pf.check_openshift([ms], [cluster_autoscaler()], [machine_autoscaler()], [t4_machine()]) == []
+    assert pf.check_openshift([ms], [cluster_autoscaler()], [machine_autoscaler()], *t4_pool()) == []
 
 
 def test_openshift_machineset_problems_each_with_its_fix():
     ms = machineset()
-    findings = pf.check_openshift(
-        [ms], [cluster_autoscaler(delay="5m")], [machine_autoscaler(minimum=0)], [t4_machine()]
-    )
+    findings = pf.check_openshift([ms], [cluster_autoscaler(delay="5m")], [machine_autoscaler(minimum=0)], *t4_pool())
     messages = [f["message"] for f in findings]
     assert any("no cluster-api/accelerator node label" in m for m in messages)
     assert any("machine.openshift.io/GPU annotation" in m for m in messages)
@@ -292,21 +291,37 @@ def test_openshift_machineset_problems_each_with_its_fix():
     assert len(findings) == 4
 
 
+def test_a_machinesets_nodes_are_found_through_its_machines_never_through_a_node_label():
+    """OpenShift labels Machines with their MachineSet, not nodes: a node carrying that label but no Machine naming it
+    is no node of the MachineSet (its GPU type cannot be read from it), and a Machine still provisioning brings none."""
+    ms = machineset(annotations={"machine.openshift.io/GPU": "1"})
+    machines, nodes = t4_pool("gpu-t4-0")
+    labelled_only = _labelled(t4_pool("gpu-t4-9")[1][0], {"machine.openshift.io/cluster-api-machineset": "gpu-t4"})
+    provisioning = machine("gpu-t4-m9", "gpu-t4")
+    for seen_machines, seen_nodes, fix in (
+        (machines, nodes, "tesla-t4"),
+        ([provisioning], [labelled_only], "<gpu-type>"),
+    ):
+        findings = pf.check_openshift([ms], [cluster_autoscaler()], [machine_autoscaler()], seen_machines, seen_nodes)
+        label = next(f for f in findings if "accelerator node label" in f["message"])
+        assert label["fix"] == "set spec.template.spec.metadata.labels.cluster-api/accelerator: " + fix
+
+
 def test_openshift_invalid_accelerator_missing_limit_and_no_autoscalers():
     invalid = machineset(labels={"cluster-api/accelerator": "nvidia.com/gpu"})
-    [found] = pf.check_openshift([invalid], [cluster_autoscaler()], [machine_autoscaler()], [t4_machine()])
+    [found] = pf.check_openshift([invalid], [cluster_autoscaler()], [machine_autoscaler()], *t4_pool())
     assert "not a valid GPU type" in found["message"] and found["fix"].endswith(
         "tesla-t4 and use the same type in the ClusterAutoscaler"
     )
     other = machineset(labels={"cluster-api/accelerator": "nvidia-t4"})
-    [found] = pf.check_openshift([other], [cluster_autoscaler()], [machine_autoscaler()], [t4_machine()])
+    [found] = pf.check_openshift([other], [cluster_autoscaler()], [machine_autoscaler()], *t4_pool())
     assert found["object"] == "ClusterAutoscaler/default" and "no entry of type nvidia-t4" in found["message"]
-    [found] = pf.check_openshift([other], [cluster_autoscaler()], [], [t4_machine()])
+    [found] = pf.check_openshift([other], [cluster_autoscaler()], [], *t4_pool())
     assert found["severity"] == "warning" and "no MachineAutoscaler" in found["message"]
-    [found] = pf.check_openshift([other], [], [machine_autoscaler()], [t4_machine()])
+    [found] = pf.check_openshift([other], [], [machine_autoscaler()], *t4_pool())
     assert "no ClusterAutoscaler default" in found["message"]
     cpu = machineset("workers")
-    assert pf.check_openshift([cpu], [], [], [cpu_node("w-0")]) == []
+    assert pf.check_openshift([cpu], [], [], [machine("w-m0", "workers", "w-0")], [cpu_node("w-0")]) == []
 
 
 @pytest.mark.parametrize(
@@ -330,13 +345,15 @@ def test_platforms_are_told_apart():
 
 def test_scaleway_and_vks_labels():
     labelled = _labelled(t4_node("a"), {"k8s.scaleway.com/pool-name": "gpu", "k8s.scw.cloud/gpu": "true"})
-    assert pf.check_autoscaling(pf.SCALEWAY, [labelled], [], [], []) == []
+    assert pf.check_autoscaling(pf.SCALEWAY, [labelled], [], [], [], []) == []
     old = _labelled(t4_node("b"), {"k8s.scaleway.com/pool-name": "gpu", "k8s.scaleway.com/gpu": "true"})
-    [found] = pf.check_autoscaling(pf.SCALEWAY, [old], [], [], [])
+    [found] = pf.check_autoscaling(pf.SCALEWAY, [old], [], [], [], [])
     assert "before September 2025" in found["message"]
-    [found] = pf.check_autoscaling(pf.SCALEWAY, [_labelled(t4_node("c"), {"k8s.scw.cloud/gpu": "true"})], [], [], [])
+    [found] = pf.check_autoscaling(
+        pf.SCALEWAY, [_labelled(t4_node("c"), {"k8s.scw.cloud/gpu": "true"})], [], [], [], []
+    )
     assert "k8s.scaleway.com/pool-name" in found["message"]
-    [found] = pf.check_autoscaling("VNG Cloud VKS", [t4_node("d"), cpu_node("e")], [], [], [])
+    [found] = pf.check_autoscaling("VNG Cloud VKS", [t4_node("d"), cpu_node("e")], [], [], [], [])
     assert found["severity"] == "info"
 
 
@@ -347,8 +364,9 @@ def test_sharing_on_autoscaled_nodes_warns_about_the_autoscaler():
     mixed = _labelled(h100_mig_mixed("h100-0"), {"cluster-api/accelerator": "h100"})
     [found] = pf.check_shared_autoscaled([mixed])
     assert "#8095" in found["message"] and "nvidia.com/mig-1g.10gb" in found["message"]
-    in_machineset = _labelled(t4_time_sliced("t4-2", 2), {"machine.openshift.io/cluster-api-machineset": "ms"})
-    assert len(pf.check_shared_autoscaled([in_machineset], {"ms"})) == 1
+    in_machineset = t4_time_sliced("t4-2", 2)
+    assert len(pf.check_shared_autoscaled([in_machineset], {"t4-2"})) == 1
+    assert pf.check_shared_autoscaled([in_machineset]) == []
 
 
 # --- quotas, ordering and fail_on ----------------------------------------------------------------

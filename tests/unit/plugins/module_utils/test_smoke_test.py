@@ -55,6 +55,20 @@ def test_a_deployment_as_the_guides_run_it():
     assert spec["containers"][0]["image"] == SMOKE_TEST_IMAGE and "command" not in spec["containers"][0]
 
 
+def test_pinned_to_nodes_by_name_one_term_each():
+    """The API server takes one value for metadata.name per matchFields requirement; terms are ORed."""
+    _kind, [body] = st.build_workload(params(), ["ip-10-0-1-7.ec2.internal", "gpu-t4-0"])
+    terms = body["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms == [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ip-10-0-1-7.ec2.internal"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-t4-0"]}]},
+    ]
+    _kind, [unpinned] = st.build_workload(params())
+    assert "affinity" not in unpinned["spec"]["template"]["spec"]
+
+
 def test_bare_pods_are_named_by_index_and_take_the_command():
     kind, bodies = st.build_workload(params(kind="pod", replicas=3, command=["sh", "-c", "nvidia-smi -L"]))
     assert kind == "pod" and [b["metadata"]["name"] for b in bodies] == st.pod_names("gpushare-smoke-test", 3)
