@@ -819,11 +819,33 @@ def reset(api_client, profile, nodes=None, operator=True):
     members = fleet(profile_spec, nodes)
     _seed_nodes(writer, profile_spec, members, daemonset)
     if profile_spec.name == "openshift":
-        for group, version, plural, body in openshift_objects(members):
+        seeded = openshift_objects(members)
+        for group, version, plural, body in seeded:
             writer.custom(group, version, plural, body)
+        _delete_unseeded_openshift_objects(kube, seeded)
     kube.core.delete_collection_namespaced_event(
         NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
     )
+
+
+def _delete_unseeded_openshift_objects(kube, seeded):
+    """MachineSets and autoscalers a test created (another vendor's GPU MachineSet, say): the seeded ones stay."""
+    kept = set((plural, body["metadata"].get("namespace"), body["metadata"]["name"]) for _g, _v, plural, body in seeded)
+    for group, version, plural in sorted(set((group, version, plural) for group, version, plural, _b in seeded)):
+        for obj in as_dict(kube.custom.list_cluster_custom_object, group, version, plural)["items"]:
+            name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace")
+            if (plural, namespace, name) in kept:
+                continue
+            try:
+                if namespace:
+                    kube.custom.delete_namespaced_custom_object(
+                        group, version, namespace, plural, name, _preload_content=False
+                    )
+                else:
+                    kube.custom.delete_cluster_custom_object(group, version, plural, name, _preload_content=False)
+            except ApiException as exc:
+                if exc.status != 404:  # another reset deleted it first
+                    raise
 
 
 def _exists(read, name):
