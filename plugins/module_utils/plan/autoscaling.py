@@ -344,14 +344,50 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
             )
     autoscaled = [pool for pool in pools if pool.autoscaled]
     if autoscaled:
-        _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled)
+        # The GPU types nodes will carry: the planned ones, and those of the MachineSets left as they are.
+        planned = set(pool.name for pool in pools)
+        carried = set(pool.accelerator for pool in pools) | machineset_accelerators(
+            machineset for machineset in machinesets if _meta(machineset)["name"] not in planned
+        )
+        _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled, carried)
     return plan
 
 
+def _usable_gpu_limits(current_limits):
+    """The resourceLimits.gpus entries that can limit something, and a warning naming each entry dropped: one whose
+    type no node can carry, or one a later entry of the same type overrides."""
+    kept, warnings = [], []
+    for index, entry in enumerate(current_limits):
+        reason = never_matching_reason(entry)
+        later = None if reason else superseding_index(current_limits, index)
+        if later is not None:
+            reason = "gpus[%d] has the same type, and the autoscaler applies only the last entry of a type" % later
+        if reason:
+            warnings.append(
+                "ClusterAutoscaler %s: dropping spec.resourceLimits.gpus[%d] %s: %s."
+                % (CLUSTER_AUTOSCALER_NAME, index, gpu_limit_text(entry), reason)
+            )
+        else:
+            kept.append(dict(entry))
+    return kept, warnings
+
+
+def _unmatched_limit_warnings(limits, carried):
+    """Entries of a valid type no MachineSet carries are kept: a MachineSet of that type may be created later, and
+    only its operator knows; the warning says they limit nothing meanwhile."""
+    return [
+        "ClusterAutoscaler %s: the spec.resourceLimits.gpus entry %s matches no MachineSet's %s label, so it limits "
+        "nothing now; it is kept for a MachineSet of that type to come (remove it if none will)."
+        % (CLUSTER_AUTOSCALER_NAME, gpu_limit_text(entry), ACCELERATOR_LABEL)
+        for entry in limits
+        if entry.get("type") not in carried
+    ]
+
+
 def _gpu_limits(request, current_limits, pools):
-    """resourceLimits.gpus with one entry per pool GPU type: given, kept, or added as min 0 and max the physical
-    GPUs the pools of that type can reach."""
-    limits = [dict(entry) for entry in current_limits]
+    """resourceLimits.gpus without the entries that do nothing (with a warning each), and with one entry per pool GPU
+    type: given, kept, or added as min 0 and max the physical GPUs the pools of that type can reach."""
+    limits, warnings = _usable_gpu_limits(current_limits)
     reach = {}
     for pool in pools:
         reach[pool.accelerator] = reach.get(pool.accelerator, 0) + pool.physical_gpus_at_most()
@@ -362,15 +398,16 @@ def _gpu_limits(request, current_limits, pools):
             limits.append(entry)
         if request.gpu_limit is not None:
             entry.update(min=request.gpu_limit["min"], max=request.gpu_limit["max"])
-    return limits
+    return limits, warnings
 
 
-def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools):
+def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools, carried):
     autoscaler = next((ca for ca in cluster_autoscalers if _meta(ca).get("name") == CLUSTER_AUTOSCALER_NAME), None)
     key = ("ClusterAutoscaler", None, CLUSTER_AUTOSCALER_NAME)
     spec = (autoscaler or {}).get("spec") or {}
     current_limits = cluster_autoscaler_gpu_limits(autoscaler)
-    limits = _gpu_limits(request, current_limits, pools)
+    limits, warnings = _gpu_limits(request, current_limits, pools)
+    plan.warnings.extend(warnings + _unmatched_limit_warnings(limits, carried))
     current_delay = (spec.get("scaleDown") or {}).get("delayAfterAdd")
     if autoscaler is None:
         if not request.create_cluster_autoscaler:
