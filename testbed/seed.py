@@ -745,14 +745,16 @@ def seed(api_client, profile, nodes=None, operator=True):
 
 
 def _seed_openshift(writer, members):
-    """The MachineSet and autoscalers, then one Machine per node of the MachineSet's pool (its node joined:
-    ``status.nodeRef``), and no other Machine. The simulated machine API (``--machine-api``) deletes what a test's
+    """The MachineSet and autoscalers (those a test added deleted), then one Machine per node of the MachineSet's pool
+    (its node joined: ``status.nodeRef``), and no other Machine. The simulated machine API (``--machine-api``) deletes what a test's
     scale-up added once the MachineSet is back to its seeded size; tests never scale it below that size."""
     machinesets = []
-    for group, version, plural, body in openshift_objects(members):
+    seeded_objects = openshift_objects(members)
+    for group, version, plural, body in seeded_objects:
         stored = writer.custom(group, version, plural, body)
         if body["kind"] == "MachineSet":
             machinesets.append(stored)
+    _delete_unseeded_openshift_objects(writer.kube, seeded_objects)
     seeded = set()
     for machineset in machinesets:
         for name, pool in members:
@@ -885,6 +887,26 @@ def reset(api_client, profile, nodes=None, operator=True):
     kube.core.delete_collection_namespaced_event(
         NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
     )
+
+
+def _delete_unseeded_openshift_objects(kube, seeded):
+    """MachineSets and autoscalers a test created (another vendor's GPU MachineSet, say): the seeded ones stay."""
+    kept = set((plural, body["metadata"].get("namespace"), body["metadata"]["name"]) for _g, _v, plural, body in seeded)
+    for group, version, plural in sorted(set((group, version, plural) for group, version, plural, _b in seeded)):
+        for obj in as_dict(kube.custom.list_cluster_custom_object, group, version, plural)["items"]:
+            name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace")
+            if (plural, namespace, name) in kept:
+                continue
+            try:
+                if namespace:
+                    kube.custom.delete_namespaced_custom_object(
+                        group, version, namespace, plural, name, _preload_content=False
+                    )
+                else:
+                    kube.custom.delete_cluster_custom_object(group, version, plural, name, _preload_content=False)
+            except ApiException as exc:
+                if exc.status != 404:  # another reset deleted it first
+                    raise
 
 
 def _exists(read, name):

@@ -16,6 +16,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     CUSTOM_MIG_CONFIG_MAP,
     POLICY_MIG_STRATEGIES,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_VALUE,
+    LABEL_VALUE_MAX_LENGTH,
+)
 
 # NVIDIA's CUDA vectorAdd sample, as the GPU Operator's documentation runs it.
 SMOKE_TEST_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04"
@@ -265,7 +269,6 @@ NVIDIA_SMI_ARG_SPEC = dict(
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_LABEL = re.compile(r"^%s$" % _DNS_LABEL)
 DNS_SUBDOMAIN = re.compile(r"^%s(\.%s)*$" % (_DNS_LABEL, _DNS_LABEL))
-LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 NAMESPACE_RULE = (
     DNS_LABEL,
@@ -284,7 +287,7 @@ OBJECT_NAME_RULE = (
 # label values.
 LABEL_VALUE_RULE = (
     LABEL_VALUE,
-    63,
+    LABEL_VALUE_MAX_LENGTH,
     "it becomes a node label value: 63 characters or less, letters, digits, '-', '_' and '.', starting and ending "
     "with a letter or digit (e.g. team-a)",
 )

@@ -22,6 +22,12 @@ description:
     MachineSet's GPUs are shared the module says how many pods a GPU serves.
   - Every other field of those objects is left as it is; the list C(resourceLimits.gpus) is written whole with
     the object's C(resourceVersion), so a concurrent change makes the task fail instead of being lost.
+  - "When it writes C(resourceLimits.gpus), it drops, with a warning naming each, the entries that can never limit
+    anything: a C(type) that is not a label value (such as C(nvidia.com/gpu), a resource name, where the GPU type
+    such as C(tesla-t4) belongs), since the autoscaler compares it with the nodes' C(cluster-api/accelerator) value;
+    and an entry followed by another of the same C(type), since the autoscaler applies only the last one (its values
+    are kept). An entry of a valid type that no MachineSet carries is kept with a warning, as it may be meant for a
+    MachineSet yet to be created; entries of other types, other vendors' included, are kept as they are."
   - On Scaleway Kapsule and VNG Cloud VKS, which have no MachineSets, only sets the node label their autoscaler
     reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production) on
     the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set
@@ -71,7 +77,8 @@ options:
   gpu_limit:
     description:
       - The C(min) and C(max) physical GPUs of the accelerator's type in the cluster, in the ClusterAutoscaler's
-        C(spec.resourceLimits.gpus). When omitted, an existing entry is kept and a missing one is added with
+        C(spec.resourceLimits.gpus), which then holds one entry of that type. When omitted, an existing entry is
+        kept (the last one, which the autoscaler applies, when there are several) and a missing one is added with
         C(min=0) and C(max) = GPUs per machine x O(max_replicas), summed over the type's MachineSets.
     type: dict
     suboptions:

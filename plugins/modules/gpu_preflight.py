@@ -26,14 +26,19 @@ description:
   - C(sharing) reports what M(gpushare.k8s.gpu_info) finds (labels naming missing profiles, a
     ConfigMap the policy names that does not exist, capacity other than count x replicas, MIG changes
     failed or pending, C(paused-for-mig-change) labels left behind) with the fix for each.
-  - C(autoscaling) checks, on OpenShift, every GPU MachineSet (C(cluster-api/accelerator) label with
+  - "C(autoscaling) checks, on OpenShift, every GPU MachineSet (C(cluster-api/accelerator) label with
     a valid value, a ClusterAutoscaler C(resourceLimits.gpus) entry of that type,
     C(scaleDown.delayAfterAdd) of at least 10 minutes, a MachineAutoscaler, the
-    C(machine.openshift.io/GPU) annotation and zone labels when it scales from zero); on Scaleway
+    C(machine.openshift.io/GPU) annotation and zone labels when it scales from zero) and every
+    C(resourceLimits.gpus) entry that limits nothing: a C(type) no node can carry (C(nvidia.com/gpu)
+    is a resource name, not a label value), a C(type) no GPU MachineSet carries, an entry a later one
+    of the same C(type) overrides. The fix says which type to set, or which MachineSet to label with
+    the entry's type, when one choice is exact, and lists the choices otherwise; it is an error when
+    an autoscaled MachineSet is left without its limit, else a warning. On Scaleway
     Kapsule the C(k8s.scw.cloud/gpu) and pool labels; on VNG Cloud VKS the node-group label (as
     information only, as it is unconfirmed). On every platform it warns when sharing misleads the autoscaler
     (only C(nvidia.com/gpu.shared) or C(nvidia.com/mig-*) advertised, kubernetes/autoscaler issue 8095;
-    time-slicing replicas it does not count, kubernetes/autoscaler issue 8129, AKS issue 3427).
+    time-slicing replicas it does not count, kubernetes/autoscaler issue 8129, AKS issue 3427)."
   - C(quota) reports namespaces running GPU pods without a ResourceQuota on each NVIDIA resource
     they request.
   - Never changes anything. Fails only when O(fail_on) asks for it.

@@ -724,6 +724,36 @@ class KubeObjects(object):
                 kind["group"], kind["version"], kind["plural"], name, patch, _content_type=MERGE_PATCH
             )
 
+    def add_gpu_machineset(self, name, accelerator, gpus, namespace="openshift-machine-api"):
+        """A GPU MachineSet (another vendor's, say) of ``gpus`` per machine whose nodes are labelled ``accelerator``,
+        scaled from 1 to 2 machines by a MachineAutoscaler, as a user would apply them; the reset deletes both."""
+        selector = {"machine.openshift.io/cluster-api-machineset": name}
+        machineset = {
+            "apiVersion": "machine.openshift.io/v1beta1",
+            "kind": "MachineSet",
+            "metadata": {"name": name, "namespace": namespace, "annotations": {"machine.openshift.io/GPU": str(gpus)}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": selector},
+                "template": {
+                    "metadata": {"labels": selector},
+                    "spec": {"metadata": {"labels": {"cluster-api/accelerator": accelerator}}},
+                },
+            },
+        }
+        autoscaler = {
+            "apiVersion": "autoscaling.openshift.io/v1beta1",
+            "kind": "MachineAutoscaler",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "minReplicas": 1,
+                "maxReplicas": 2,
+                "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": name},
+            },
+        }
+        for kind, body in ((MACHINESETS, machineset), (MACHINE_AUTOSCALERS, autoscaler)):
+            self.custom.create_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], body)
+
     def delete_custom(self, kind, name, namespace=None):
         if namespace:
             self.custom.delete_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], name)

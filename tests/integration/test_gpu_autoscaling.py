@@ -93,6 +93,64 @@ def test_a_limit_entry_is_updated_in_place_keeping_the_others(run_module, kube):
 
 
 @pytest.mark.profiles("openshift")
+def test_limits_that_can_never_match_and_duplicates_are_dropped_and_other_vendors_kept(run_module, kube, audit_writes):
+    # The resource name where the GPU type belongs, on a MachineSet that lost its label; a duplicate T4 entry;
+    # another vendor's GPU MachineSet and entry; an entry for a type no MachineSet carries yet.
+    kube.add_gpu_machineset("gpushare-ocp-gpu-mi300x-us-east-1a", "amd-mi300x", 8)
+    kube.patch_custom(
+        MACHINESETS,
+        NAME,
+        {"spec": {"template": {"spec": {"metadata": {"labels": {"cluster-api/accelerator": None}}}}}},
+        NAMESPACE,
+    )
+    gpus = [
+        {"type": "nvidia.com/gpu", "min": 0, "max": 8},
+        {"type": "tesla-t4", "min": 0, "max": 2},
+        {"type": "amd-mi300x", "min": 0, "max": 16},
+        {"type": "tesla-t4", "min": 1, "max": 4},
+        {"type": "nvidia-a100", "min": 0, "max": 8},
+    ]
+    kube.patch_custom(CLUSTER_AUTOSCALERS, "default", {"spec": {"resourceLimits": {"gpus": gpus}}})
+    wanted = [
+        {"type": "amd-mi300x", "min": 0, "max": 16},
+        {"type": "tesla-t4", "min": 0, "max": 6},
+        {"type": "nvidia-a100", "min": 0, "max": 8},
+    ]
+    args = {"machinesets": [NAME], "gpu_limit": {"min": 0, "max": 6}}
+
+    with audit_writes() as audit:
+        checked = ok(run_module(MODULE, args, check=True, diff=True))
+    assert checked["changed"] and audit.writes == []
+    assert checked["diff"]["before"]["ClusterAutoscaler/default"]["resourceLimits.gpus"] == gpus
+    assert checked["diff"]["after"]["ClusterAutoscaler/default"]["resourceLimits.gpus"] == wanted
+
+    with audit_writes() as audit:
+        changed = ok(run_module(MODULE, args))
+    assert sorted(write.split(" (")[0] for write in audit.writes) == [
+        "patch clusterautoscalers/default",
+        "patch machinesets/%s/%s" % (NAMESPACE, NAME),
+    ]
+    cluster_autoscaler = kube.custom_object(CLUSTER_AUTOSCALERS, "default")
+    assert cluster_autoscaler["spec"]["resourceLimits"]["gpus"] == wanted
+    assert cluster_autoscaler["spec"]["resourceLimits"]["maxNodesTotal"] == 24
+    dropped = [warning for warning in changed["warnings"] if "dropping" in warning]
+    assert len(dropped) == 2
+    assert "gpus[0] {type: nvidia.com/gpu, min: 0, max: 8}" in dropped[0] and "not a label value" in dropped[0]
+    assert "gpus[1] {type: tesla-t4, min: 0, max: 2}" in dropped[1] and "only the last entry" in dropped[1]
+    assert any("{type: nvidia-a100, min: 0, max: 8} matches no MachineSet" in w for w in changed["warnings"])
+    # What gpu_preflight says of the limits now is the entry kept for a MachineSet to come.
+    limits = [f for f in autoscaling_problems(run_module) if f["object"] == "ClusterAutoscaler/default"]
+    assert [f["fix"] for f in limits] == [
+        "remove spec.resourceLimits.gpus[2], unless a MachineSet labelled cluster-api/accelerator=nvidia-a100 is to be "
+        "created"
+    ]
+
+    with audit_writes() as audit:
+        again = ok(run_module(MODULE, args))
+    assert again["changed"] is False and audit.writes == []
+
+
+@pytest.mark.profiles("openshift")
 def test_bad_input_is_refused_before_any_write(run_module, audit_writes):
     for args, message in (
         ({"accelerator": "nvidia.com/gpu"}, "letters, digits and dashes"),

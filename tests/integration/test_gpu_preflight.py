@@ -296,8 +296,10 @@ def test_openshift_machineset_and_autoscaler_problems(run_module, kube):
     assert "topology.kubernetes.io/zone" in messages
     label_fix = next(f for f in machineset if "accelerator" in f["message"])
     assert label_fix["fix"] == "set spec.template.spec.metadata.labels.cluster-api/accelerator: tesla-t4"
-    [delay] = about(result, "ClusterAutoscaler/default")
+    [entry, delay] = about(result, "ClusterAutoscaler/default")  # errors first
     assert delay["severity"] == "warning" and "5m" in delay["message"] and delay["fix"].endswith("15m")
+    # The seeded tesla-t4 limit matches no MachineSet until the label is back.
+    assert entry["fix"].startswith("label MachineSet %s with cluster-api/accelerator=tesla-t4" % name)
 
     # An invalid type, and a ClusterAutoscaler without it, then no MachineAutoscaler at all.
     kube.patch_custom(
@@ -344,6 +346,73 @@ def test_the_fixes_for_openshift_autoscaling_leave_it_clean(run_module, kube):
         namespace,
     )
     assert problems(preflight(run_module, checks=["autoscaling"])) == []
+
+
+@pytest.mark.profiles("openshift")
+def test_gpu_limits_that_limit_nothing_are_each_found_with_their_fix(run_module, kube):
+    name, namespace = seed.OPENSHIFT_T4_MACHINESET, seed.MACHINE_API_NAMESPACE
+    machineset_ref = "MachineSet/%s/%s" % (namespace, name)
+
+    def set_limits(*entries):
+        gpus = [{"type": gpu_type, "min": low, "max": high} for gpu_type, low, high in entries]
+        kube.patch_custom(CLUSTER_AUTOSCALERS, "default", {"spec": {"resourceLimits": {"gpus": gpus}}})
+
+    def set_accelerator(value):
+        labels = {"cluster-api/accelerator": value}
+        kube.patch_custom(
+            MACHINESETS, name, {"spec": {"template": {"spec": {"metadata": {"labels": labels}}}}}, namespace
+        )
+
+    # The resource name where the GPU type belongs, on a MachineSet that lost its accelerator label too.
+    set_limits(("nvidia.com/gpu", 0, 4))
+    set_accelerator(None)
+    result = preflight(run_module, checks=["autoscaling"])
+    [entry] = about(result, "ClusterAutoscaler/default")
+    assert entry["severity"] == "error" and "nvidia.com/gpu is not a label value" in entry["message"]
+    assert entry["fix"] == (
+        "set spec.resourceLimits.gpus[0].type: tesla-t4, the cluster-api/accelerator value to give MachineSet %s" % name
+    )
+    [label] = about(result, machineset_ref)
+    assert label["fix"] == "set spec.template.spec.metadata.labels.cluster-api/accelerator: tesla-t4"
+
+    # A valid type on the same unlabelled MachineSet: the label is what to fix, with the entry's type.
+    set_limits(("nvidia-t4", 0, 4))
+    result = preflight(run_module, checks=["autoscaling"])
+    [entry] = about(result, "ClusterAutoscaler/default")
+    assert entry["fix"] == (
+        "label MachineSet %s with cluster-api/accelerator=nvidia-t4 (spec.template.spec.metadata.labels), keeping "
+        "this entry" % name
+    )
+    [label] = about(result, machineset_ref)
+    assert label["fix"] == "set spec.template.spec.metadata.labels.cluster-api/accelerator: nvidia-t4"
+
+    # The MachineSet labelled again: the resource name entry is the one problem, its fix the type to set.
+    set_accelerator("tesla-t4")
+    set_limits(("nvidia.com/gpu", 0, 4))
+    result = preflight(run_module, checks=["autoscaling"])
+    assert [(f["object"], f["fix"]) for f in problems(result)] == [
+        (
+            "ClusterAutoscaler/default",
+            "set spec.resourceLimits.gpus[0].type: tesla-t4 (the cluster-api/accelerator value of MachineSet %s)"
+            % name,
+        )
+    ]
+
+    # A duplicate, another vendor's type its MachineSet carries, and a type no MachineSet carries yet.
+    kube.add_gpu_machineset("gpushare-ocp-gpu-mi300x-us-east-1a", "amd-mi300x", 8)
+    set_limits(("tesla-t4", 0, 2), ("amd-mi300x", 0, 16), ("tesla-t4", 0, 4), ("nvidia-a100", 0, 8))
+    result = preflight(run_module, checks=["autoscaling"])
+    assert [(f["severity"], f["fix"]) for f in problems(result)] == [
+        (
+            "warning",
+            "remove spec.resourceLimits.gpus[0], keeping gpus[2] {type: tesla-t4, min: 0, max: 4} (the limit in force)",
+        ),
+        (
+            "warning",
+            "remove spec.resourceLimits.gpus[3], unless a MachineSet labelled cluster-api/accelerator=nvidia-a100 "
+            "is to be created",
+        ),
+    ]
 
 
 @pytest.mark.profiles("openshift")

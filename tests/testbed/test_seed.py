@@ -1,5 +1,6 @@
 """The seeded fleets: what each platform has (reference section 5)."""
 
+import copy
 import json
 
 import pytest
@@ -180,3 +181,21 @@ def test_reset_keeps_the_control_planes_annotations_and_drops_the_rest(api_clien
     assert annotations["volumes.kubernetes.io/controller-managed-attach-detach"] == "true"
     for dropped in ("gpushare.k8s/restore", "example.com/note", "kubectl.kubernetes.io/last-applied-configuration"):
         assert dropped not in annotations
+
+
+def test_reset_deletes_the_machinesets_and_autoscalers_tests_created(api_client, kube, profile):
+    extra = copy.deepcopy(seed.openshift_objects(seed.fleet(profile)))
+    for group, version, plural, body in extra:
+        body["metadata"]["name"] = "test-made"
+        if body["metadata"].get("namespace"):
+            kube.custom.create_namespaced_custom_object(group, version, body["metadata"]["namespace"], plural, body)
+        else:
+            kube.custom.create_cluster_custom_object(group, version, plural, body)
+
+    seed.reset(api_client, profile.name)
+    for group, version, plural, body in extra:
+        names = [
+            item["metadata"]["name"]
+            for item in as_dict(kube.custom.list_cluster_custom_object, group, version, plural)["items"]
+        ]
+        assert "test-made" not in names and len(names) == 1, (plural, names)

@@ -64,6 +64,16 @@ SHARING_NONE = "none"
 # GFD's single-strategy product for a layout it cannot describe: <model>-MIG-INVALID, count 0.
 MIG_INVALID_SUFFIX = "-MIG-INVALID"
 
+# Kubernetes' rule for a non-empty label value (apimachinery's IsValidLabelValue), which the values of these
+# labels and of the autoscalers' GPU labels obey: no '/', so a resource name such as nvidia.com/gpu is never one.
+LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+LABEL_VALUE_MAX_LENGTH = 63
+
+
+def is_label_value(value):
+    """True when ``value`` can be the value of a label on a node."""
+    return isinstance(value, str) and len(value) <= LABEL_VALUE_MAX_LENGTH and bool(LABEL_VALUE.match(value))
+
 
 def deploy_label(component):
     """``nvidia.com/gpu.deploy.<component>``, the label that switches an operand on or off on a node."""

@@ -6,7 +6,9 @@
 OpenShift: each GPU MachineSet's node label ``cluster-api/accelerator``, its ``machine.openshift.io/GPU``
 annotation (physical GPUs per machine, read when it scales from zero) and zone label, a MachineAutoscaler
 targeting it, and the ClusterAutoscaler ``default``'s ``spec.resourceLimits.gpus`` entry of that type,
-expressed in physical GPUs (the autoscaler never sees time-slicing replicas). Other platforms: the node label
+expressed in physical GPUs (the autoscaler never sees time-slicing replicas). An entry counts the nodes whose
+``cluster-api/accelerator`` value equals its ``type``: one whose type is no label value (``nvidia.com/gpu``)
+never counts any, and of two entries of one type only the last is applied. Other platforms: the node label
 their autoscaler reads for a pool's GPU type. Pure; every field not named here is left as it is.
 """
 
@@ -17,7 +19,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState, is_label_value
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     ACCELERATOR_LABEL,
     ACCELERATOR_VALUE_RE,
@@ -96,6 +98,49 @@ def targeting_autoscalers(machineset, machine_autoscalers):
         ):
             found.append(autoscaler)
     return found
+
+
+def cluster_autoscaler_gpu_limits(cluster_autoscaler):
+    """The ClusterAutoscaler's ``spec.resourceLimits.gpus``; [] when it or the list is absent."""
+    spec = (cluster_autoscaler or {}).get("spec") or {}
+    return (spec.get("resourceLimits") or {}).get("gpus") or []
+
+
+def gpu_limit_text(entry):
+    """``{type: nvidia.com/gpu, min: 0, max: 8}``: a resourceLimits.gpus entry as messages show it."""
+    return "{%s}" % ", ".join("%s: %s" % (key, entry[key]) for key in ("type", "min", "max") if key in entry)
+
+
+def never_matching_reason(entry):
+    """Why no node can ever carry the GPU type of a resourceLimits.gpus entry, or None when a node could: the
+    autoscaler compares the type with the value of the nodes' cluster-api/accelerator label (reference section 5)."""
+    gpu_type = entry.get("type")
+    if gpu_type is None or gpu_type == "":
+        return "it has no type"
+    if is_label_value(gpu_type):
+        return None
+    if "/" in str(gpu_type):
+        rule = (
+            "it cannot contain '/': the type is the %s value of a GPU MachineSet, such as tesla-t4, not a resource "
+            "name" % ACCELERATOR_LABEL
+        )
+    else:
+        rule = "letters, digits, '-', '_' and '.', 63 characters or less"
+    return "%s is not a label value (%s), so no node can ever carry it" % (gpu_type, rule)
+
+
+def superseding_index(gpu_limits, index):
+    """The index of the last later entry of the same type, or None: the autoscaler applies one limit per type, the
+    last (cluster-autoscaler fills its min and max maps from the --gpu-total flags in the list's order)."""
+    gpu_type = gpu_limits[index].get("type")
+    later = [i for i in range(index + 1, len(gpu_limits)) if gpu_limits[i].get("type") == gpu_type]
+    return later[-1] if later else None
+
+
+def machineset_accelerators(machinesets):
+    """The valid GPU types (cluster-api/accelerator values) the MachineSets give their nodes."""
+    values = set(machineset_node_labels(machineset).get(ACCELERATOR_LABEL) for machineset in machinesets)
+    return set(value for value in values if value and ACCELERATOR_VALUE_RE.match(value))
 
 
 class AutoscalingRequest(object):
@@ -308,14 +353,50 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
             )
     autoscaled = [pool for pool in pools if pool.autoscaled]
     if autoscaled:
-        _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled)
+        # The GPU types nodes will carry: the planned ones, and those of the MachineSets left as they are.
+        planned = set(pool.name for pool in pools)
+        carried = set(pool.accelerator for pool in pools) | machineset_accelerators(
+            machineset for machineset in machinesets if _meta(machineset)["name"] not in planned
+        )
+        _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled, carried)
     return plan
 
 
+def _usable_gpu_limits(current_limits):
+    """The resourceLimits.gpus entries that can limit something, and a warning naming each entry dropped: one whose
+    type no node can carry, or one a later entry of the same type overrides."""
+    kept, warnings = [], []
+    for index, entry in enumerate(current_limits):
+        reason = never_matching_reason(entry)
+        later = None if reason else superseding_index(current_limits, index)
+        if later is not None:
+            reason = "gpus[%d] has the same type, and the autoscaler applies only the last entry of a type" % later
+        if reason:
+            warnings.append(
+                "ClusterAutoscaler %s: dropping spec.resourceLimits.gpus[%d] %s: %s."
+                % (CLUSTER_AUTOSCALER_NAME, index, gpu_limit_text(entry), reason)
+            )
+        else:
+            kept.append(dict(entry))
+    return kept, warnings
+
+
+def _unmatched_limit_warnings(limits, carried):
+    """Entries of a valid type no MachineSet carries are kept: a MachineSet of that type may be created later, and
+    only its operator knows; the warning says they limit nothing meanwhile."""
+    return [
+        "ClusterAutoscaler %s: the spec.resourceLimits.gpus entry %s matches no MachineSet's %s label, so it limits "
+        "nothing now; it is kept for a MachineSet of that type to come (remove it if none will)."
+        % (CLUSTER_AUTOSCALER_NAME, gpu_limit_text(entry), ACCELERATOR_LABEL)
+        for entry in limits
+        if entry.get("type") not in carried
+    ]
+
+
 def _gpu_limits(request, current_limits, pools):
-    """resourceLimits.gpus with one entry per pool GPU type: given, kept, or added as min 0 and max the physical
-    GPUs the pools of that type can reach."""
-    limits = [dict(entry) for entry in current_limits]
+    """resourceLimits.gpus without the entries that do nothing (with a warning each), and with one entry per pool GPU
+    type: given, kept, or added as min 0 and max the physical GPUs the pools of that type can reach."""
+    limits, warnings = _usable_gpu_limits(current_limits)
     reach = {}
     for pool in pools:
         reach[pool.accelerator] = reach.get(pool.accelerator, 0) + pool.physical_gpus_at_most()
@@ -326,15 +407,16 @@ def _gpu_limits(request, current_limits, pools):
             limits.append(entry)
         if request.gpu_limit is not None:
             entry.update(min=request.gpu_limit["min"], max=request.gpu_limit["max"])
-    return limits
+    return limits, warnings
 
 
-def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools):
+def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools, carried):
     autoscaler = next((ca for ca in cluster_autoscalers if _meta(ca).get("name") == CLUSTER_AUTOSCALER_NAME), None)
     key = ("ClusterAutoscaler", None, CLUSTER_AUTOSCALER_NAME)
     spec = (autoscaler or {}).get("spec") or {}
-    current_limits = (spec.get("resourceLimits") or {}).get("gpus") or []
-    limits = _gpu_limits(request, current_limits, pools)
+    current_limits = cluster_autoscaler_gpu_limits(autoscaler)
+    limits, warnings = _gpu_limits(request, current_limits, pools)
+    plan.warnings.extend(warnings + _unmatched_limit_warnings(limits, carried))
     current_delay = (spec.get("scaleDown") or {}).get("delayAfterAdd")
     if autoscaler is None:
         if not request.create_cluster_autoscaler:

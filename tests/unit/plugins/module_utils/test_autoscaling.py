@@ -23,6 +23,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan import preflight as pf
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
     AutoscalingRequest,
+    never_matching_reason,
     plan_node_autoscaling_labels,
     plan_openshift_autoscaling,
     suggested_accelerator,
@@ -187,6 +188,86 @@ def test_a_machineset_without_autoscaler_or_replicas_is_labelled_with_a_warning(
     plan = plan_openshift_autoscaling(request(), [aws_machineset()], [], [], *t4_pool())
     assert list(plan.object_writes) == [("MachineSet", NS, "gpu-t4")]
     assert any("does not scale" in warning for warning in plan.warnings)
+
+
+def gpu_limits(*entries):
+    """A ClusterAutoscaler whose resourceLimits.gpus are ``(type, min, max)`` entries."""
+    ca = cluster_autoscaler(types=())
+    ca["spec"]["resourceLimits"]["gpus"] = [{"type": t, "min": low, "max": high} for t, low, high in entries]
+    return ca
+
+
+def limit_warnings(plan):
+    return [warning for warning in plan.warnings if warning.startswith("ClusterAutoscaler default: ")]
+
+
+@pytest.mark.parametrize(
+    "gpu_type, reason",
+    [
+        ("tesla-t4", None),
+        ("nvidia_t4.x", None),  # a label value: some node could carry it
+        ("nvidia.com/gpu", "it cannot contain '/'"),
+        ("t" * 64, "63 characters or less"),
+        ("-t4", "letters, digits"),
+        ("", "it has no type"),
+        (None, "it has no type"),
+    ],
+)
+def test_a_limit_type_no_node_label_can_carry(gpu_type, reason):
+    entry = {"min": 0, "max": 1} if gpu_type is None else {"type": gpu_type, "min": 0, "max": 1}
+    found = never_matching_reason(entry)
+    assert found is None if reason is None else reason in found
+
+
+def test_limits_no_node_can_match_and_overridden_duplicates_are_dropped_and_other_vendors_kept():
+    t4 = aws_machineset(labels={"cluster-api/accelerator": "tesla-t4"}, annotations={"machine.openshift.io/GPU": "1"})
+    amd = machineset("gpu-mi300x", labels={"cluster-api/accelerator": "amd-mi300x"})
+    ca = gpu_limits(
+        ("nvidia.com/gpu", 0, 8), ("tesla-t4", 0, 2), ("amd-mi300x", 0, 16), ("tesla-t4", 1, 4), ("nvidia-a100", 0, 4)
+    )
+    ma = [machine_autoscaler(), machine_autoscaler("gpu-mi300x")]
+    ask = request(machinesets=["gpu-t4"], gpu_limit={"min": 0, "max": 6})
+    plan = plan_openshift_autoscaling(ask, [t4, amd], [ca], ma, *t4_pool())
+    assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"] == [
+        {"type": "amd-mi300x", "min": 0, "max": 16},
+        {"type": "tesla-t4", "min": 0, "max": 6},
+        {"type": "nvidia-a100", "min": 0, "max": 4},
+    ]
+    assert limit_warnings(plan) == [
+        "ClusterAutoscaler default: dropping spec.resourceLimits.gpus[0] {type: nvidia.com/gpu, min: 0, max: 8}: "
+        "nvidia.com/gpu is not a label value (it cannot contain '/': the type is the cluster-api/accelerator value of "
+        "a GPU MachineSet, such as tesla-t4, not a resource name), so no node can ever carry it.",
+        "ClusterAutoscaler default: dropping spec.resourceLimits.gpus[1] {type: tesla-t4, min: 0, max: 2}: gpus[3] has "
+        "the same type, and the autoscaler applies only the last entry of a type.",
+        "ClusterAutoscaler default: the spec.resourceLimits.gpus entry {type: nvidia-a100, min: 0, max: 4} matches no "
+        "MachineSet's cluster-api/accelerator label, so it limits nothing now; it is kept for a MachineSet of that "
+        "type to come (remove it if none will).",
+    ]
+    machinesets, cas, mas = apply(plan, [t4, amd], [ca], ma)
+    # What preflight still says of the limits is the entry kept on purpose.
+    assert [f["severity"] for f in openshift_findings(machinesets, cas, mas, *t4_pool())] == ["warning"]
+    again = plan_openshift_autoscaling(ask, machinesets, cas, mas, *t4_pool())
+    assert not again.changed and len(limit_warnings(again)) == 1
+
+
+def test_of_duplicates_the_limit_in_force_is_kept_when_no_gpu_limit_is_given():
+    t4 = aws_machineset(labels={"cluster-api/accelerator": "tesla-t4"}, annotations={"machine.openshift.io/GPU": "1"})
+    ca = gpu_limits(("tesla-t4", 0, 2), ("tesla-t4", 1, 4))
+    plan = plan_openshift_autoscaling(request(), [t4], [ca], [machine_autoscaler()], *t4_pool())
+    assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"] == [{"type": "tesla-t4", "min": 1, "max": 4}]
+    action, patch = plan.object_writes[("ClusterAutoscaler", None, "default")]
+    assert action == "patch" and patch["metadata"] == {"resourceVersion": ca["metadata"]["resourceVersion"]}
+
+
+def test_a_resource_name_limit_and_an_unlabelled_machineset_are_both_made_right():
+    ms = aws_machineset(annotations={"machine.openshift.io/GPU": "1"})
+    ca = gpu_limits(("nvidia.com/gpu", 0, 8))
+    assert len([f for f in openshift_findings([ms], [ca], [machine_autoscaler()], *t4_pool())]) == 2
+    plan = plan_openshift_autoscaling(request(), [ms], [ca], [machine_autoscaler()], *t4_pool())
+    after = apply(plan, [ms], [ca], [machine_autoscaler()])
+    assert after[1][0]["spec"]["resourceLimits"]["gpus"] == [{"type": "tesla-t4", "min": 0, "max": 4}]
+    assert openshift_findings(*(after + t4_pool())) == []
+    assert not plan_openshift_autoscaling(request(), *(after + t4_pool())).changed
 
 
 @pytest.mark.parametrize(
