@@ -23,9 +23,10 @@ description:
   - Every other field of those objects is left as it is; the list C(resourceLimits.gpus) is written whole with
     the object's C(resourceVersion), so a concurrent change makes the task fail instead of being lost.
   - On Scaleway Kapsule and VNG Cloud VKS, which have no MachineSets, only sets the node label their autoscaler
-    reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production) on
-    the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set
-    on nodes do not reach nodes created later, so set them in the pool's labels too.
+    reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production, so
+    O(autoscaler_gpu_label) can name another) on the GPU nodes chosen by O(nodes) (by default every GPU node;
+    O(nodes) is refused on OpenShift). Labels set on nodes do not reach nodes created later, so set them in the
+    pool's labels too.
   - M(gpushare.k8s.gpu_preflight) with C(checks=[autoscaling]) lists what this module fixes.
   - M(gpushare.k8s.gpu_reset) does not undo these changes (they describe the hardware, not its sharing), except
     node labels on platforms without MachineSets.
@@ -101,6 +102,13 @@ options:
         whole cluster, so it is off by default and a missing ClusterAutoscaler only gives a warning.
     type: bool
     default: false
+  autoscaler_gpu_label:
+    description:
+      - On platforms without MachineSets, the node label to write in place of the one the platform's autoscaler
+        is known to read (C(k8s.scw.cloud/gpu) on Scaleway Kapsule; C(vks.vngcloud.vn/accelerator) on VNG Cloud
+        VKS, read by VNG Cloud's public autoscaler fork and not confirmed on VKS itself). With it the nodes are
+        labelled even when the platform is not recognised. Refused on OpenShift.
+    type: str
 notes:
   - Needs C(get), C(list), C(patch) and C(create) on C(machinesets.machine.openshift.io),
     C(machineautoscalers.autoscaling.openshift.io) and C(clusterautoscalers.autoscaling.openshift.io), or
