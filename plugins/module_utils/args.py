@@ -183,6 +183,7 @@ PREFLIGHT_ARG_SPEC = dict(
     node_selector=dict(type="str"),
     fail_on=dict(type="str", default="never", choices=["error", "warning", "never"]),
     checks=dict(type="list", elements="str", default=PREFLIGHT_CHECKS, choices=PREFLIGHT_CHECKS),
+    autoscaler_gpu_label=dict(type="str"),
 )
 
 TOLERATION_SPEC = dict(
@@ -234,6 +235,7 @@ AUTOSCALING_ARG_SPEC = dict(
     delay_after_add=dict(type="str"),
     zone_label=dict(type="bool", default=True),
     create_cluster_autoscaler=dict(type="bool", default=False),
+    autoscaler_gpu_label=dict(type="str"),
     nodes=NODES_SPEC,
 )
 AUTOSCALING_MODULE_KWARGS = dict(mutually_exclusive=[("machinesets", "nodes")])
@@ -269,6 +271,8 @@ NVIDIA_SMI_ARG_SPEC = dict(
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS_LABEL = re.compile(r"^%s$" % _DNS_LABEL)
 DNS_SUBDOMAIN = re.compile(r"^%s(\.%s)*$" % (_DNS_LABEL, _DNS_LABEL))
+# A label key: an optional DNS-subdomain prefix and '/', then a name of 63 characters or less.
+LABEL_KEY = re.compile(r"^(%s(\.%s)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" % (_DNS_LABEL, _DNS_LABEL))
 
 NAMESPACE_RULE = (
     DNS_LABEL,
@@ -291,6 +295,13 @@ LABEL_VALUE_RULE = (
     "it becomes a node label value: 63 characters or less, letters, digits, '-', '_' and '.', starting and ending "
     "with a letter or digit (e.g. team-a)",
 )
+LABEL_KEY_RULE = (
+    LABEL_KEY,
+    317,
+    "a node label key: an optional prefix (a DNS subdomain, 253 characters or less) and '/', then a name of 63 "
+    "characters or less, letters, digits, '-', '_' and '.', starting and ending with a letter or digit (e.g. "
+    "vks.vngcloud.vn/accelerator)",
+)
 
 # option -> (pattern, longest length, what the value must be); "nodes.names" applies to each listed name.
 OPTION_RULES = {
@@ -303,6 +314,7 @@ OPTION_RULES = {
     "nodes.names": OBJECT_NAME_RULE,
     "config_key": LABEL_VALUE_RULE,
     "config_name": LABEL_VALUE_RULE,
+    "autoscaler_gpu_label": LABEL_KEY_RULE,
 }
 # Options counting seconds: a wait of 0 or less would start a change and fail at once, half way through it.
 TIMEOUT_OPTIONS = ("wait_timeout", "exec_timeout")

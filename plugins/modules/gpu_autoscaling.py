@@ -29,9 +29,10 @@ description:
     are kept). An entry of a valid type that no MachineSet carries is kept with a warning, as it may be meant for a
     MachineSet yet to be created; entries of other types, other vendors' included, are kept as they are."
   - On Scaleway Kapsule and VNG Cloud VKS, which have no MachineSets, only sets the node label their autoscaler
-    reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production) on
-    the GPU nodes chosen by O(nodes) (by default every GPU node; O(nodes) is refused on OpenShift). Labels set
-    on nodes do not reach nodes created later, so set them in the pool's labels too.
+    reads (C(k8s.scw.cloud/gpu), C(vks.vngcloud.vn/accelerator); the VKS one is not confirmed in production, so
+    O(autoscaler_gpu_label) can name another) on the GPU nodes chosen by O(nodes) (by default every GPU node;
+    O(nodes) is refused on OpenShift). Labels set on nodes do not reach nodes created later, so set them in the
+    pool's labels too.
   - M(gpushare.k8s.gpu_preflight) with C(checks=[autoscaling]) lists what this module fixes.
   - M(gpushare.k8s.gpu_reset) does not undo these changes (they describe the hardware, not its sharing), except
     node labels on platforms without MachineSets.
@@ -108,6 +109,13 @@ options:
         whole cluster, so it is off by default and a missing ClusterAutoscaler only gives a warning.
     type: bool
     default: false
+  autoscaler_gpu_label:
+    description:
+      - On platforms without MachineSets, the node label to write in place of the one the platform's autoscaler
+        is known to read (C(k8s.scw.cloud/gpu) on Scaleway Kapsule; C(vks.vngcloud.vn/accelerator) on VNG Cloud
+        VKS, read by VNG Cloud's public autoscaler fork and not confirmed on VKS itself). With it the nodes are
+        labelled even when the platform is not recognised. Refused on OpenShift.
+    type: str
 notes:
   - Needs C(get), C(list), C(patch) and C(create) on C(machinesets.machine.openshift.io),
     C(machineautoscalers.autoscaling.openshift.io) and C(clusterautoscalers.autoscaling.openshift.io), or

@@ -35,8 +35,8 @@ description:
     of the same C(type) overrides. The fix says which type to set, or which MachineSet to label with
     the entry's type, when one choice is exact, and lists the choices otherwise; it is an error when
     an autoscaled MachineSet is left without its limit, else a warning. On Scaleway
-    Kapsule the C(k8s.scw.cloud/gpu) and pool labels; on VNG Cloud VKS the node-group label (as
-    information only, as it is unconfirmed). On every platform it warns when sharing misleads the autoscaler
+    Kapsule the C(k8s.scw.cloud/gpu) and pool labels; on VNG Cloud VKS the node-group label
+    (O(autoscaler_gpu_label); information only, as no VNG Cloud source confirms it). On every platform it warns when sharing misleads the autoscaler
     (only C(nvidia.com/gpu.shared) or C(nvidia.com/mig-*) advertised, kubernetes/autoscaler issue 8095;
     time-slicing replicas it does not count, kubernetes/autoscaler issue 8129, AKS issue 3427)."
   - C(quota) reports namespaces running GPU pods without a ResourceQuota on each NVIDIA resource
@@ -67,6 +67,15 @@ options:
   node_selector:
     description:
       - Only check nodes matching this label selector.
+    type: str
+  autoscaler_gpu_label:
+    description:
+      - The node label the cluster autoscaler reads for a GPU pool's type, checked by C(autoscaling) on platforms
+        without MachineSets in place of the platform's own.
+      - By default C(k8s.scw.cloud/gpu) on Scaleway Kapsule (the Kapsule provider of the Kubernetes cluster
+        autoscaler) and C(vks.vngcloud.vn/accelerator) on VNG Cloud VKS (read by VNG Cloud's public autoscaler
+        fork; no VNG Cloud source says VKS's own autoscaler reads it). Ignored on OpenShift, whose autoscaler reads
+        the MachineSets' C(cluster-api/accelerator).
     type: str
 """
 

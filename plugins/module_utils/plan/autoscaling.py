@@ -156,6 +156,7 @@ class AutoscalingRequest(object):
         self.delay_after_add = params.get("delay_after_add")
         self.zone_label = params.get("zone_label", True)
         self.create_cluster_autoscaler = params.get("create_cluster_autoscaler", False)
+        self.gpu_label = params.get("autoscaler_gpu_label")
         self.validate()
 
     def validate(self):
@@ -456,12 +457,14 @@ def _plan_cluster_autoscaler(plan, request, cluster_autoscalers, pools, carried)
 
 
 def plan_node_autoscaling_labels(request, platform, fleet, node_names):
-    """Platforms without MachineSets: the node label the platform's autoscaler reads for the GPU type."""
-    label = AUTOSCALER_GPU_LABEL.get(platform)
+    """Platforms without MachineSets: the node label the platform's autoscaler reads for the GPU type, or the one
+    given in ``autoscaler_gpu_label`` (VKS's is not confirmed: docs/PLATFORM_FACTS.md)."""
+    label = request.gpu_label or AUTOSCALER_GPU_LABEL.get(platform)
     if label is None:
         raise GpuShareError(
             "The platform was not recognised (no OpenShift MachineSets, Scaleway or VKS node labels), so there is no "
-            "autoscaler GPU label to write; gpu_autoscaling knows OpenShift, Scaleway Kapsule and VNG Cloud VKS."
+            "autoscaler GPU label to write; gpu_autoscaling knows OpenShift, Scaleway Kapsule and VNG Cloud VKS. "
+            "Name the label in autoscaler_gpu_label."
         )
     plan = ObjectWrites()
     names = node_names if node_names is not None else fleet.gpu_node_names()
@@ -478,6 +481,6 @@ def plan_node_autoscaling_labels(request, platform, fleet, node_names):
     if plan.node_patches:
         plan.warnings.append(
             "Labels set on %s nodes are lost when the pool replaces a node: set %s in the pool's (node group's) "
-            "labels too, so new nodes come up with it." % (platform, label)
+            "labels too, so new nodes come up with it." % (platform or "these", label)
         )
     return plan

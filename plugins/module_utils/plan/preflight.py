@@ -15,7 +15,8 @@ ClusterAutoscaler ``default`` lists
 ``scaleDown.delayAfterAdd`` at least 10 minutes;
 scaling from zero needs ``machine.openshift.io/GPU`` and zone labels. Scaleway's autoscaler label is
 ``k8s.scw.cloud/gpu`` (``k8s.scaleway.com/gpu`` before September 2025), its pool label
-``k8s.scaleway.com/pool-name``; VKS's fork reads ``vks.vngcloud.vn/accelerator`` (unconfirmed). The
+``k8s.scaleway.com/pool-name``; VKS's fork reads ``vks.vngcloud.vn/accelerator`` (unconfirmed on VKS: the
+``autoscaler_gpu_label`` option replaces it; sources in docs/PLATFORM_FACTS.md). The
 autoscaler counts physical GPUs (kubernetes/autoscaler #8129, AKS #3427) and treats a node advertising only
 ``nvidia.com/gpu.shared`` or ``nvidia.com/mig-*`` as not ready (kubernetes/autoscaler #8095).
 """
@@ -771,14 +772,21 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machi
     return findings + limit_findings
 
 
-def check_scaleway(nodes):
+def _gpu_autoscaling_fixer(gpu_label, default_label):
+    """gpu_autoscaling, with the label option when the check used another label than the platform's."""
+    if gpu_label == default_label:
+        return "gpushare.k8s.gpu_autoscaling"
+    return "gpushare.k8s.gpu_autoscaling (autoscaler_gpu_label: %s)" % gpu_label
+
+
+def check_scaleway(nodes, gpu_label=SCALEWAY_GPU_LABEL):
     findings = []
     for node in nodes:
         if not is_gpu_node(node):
             continue
         labels = _labels(node)
-        if SCALEWAY_GPU_LABEL not in labels:
-            old = SCALEWAY_OLD_GPU_LABEL in labels
+        if gpu_label not in labels:
+            old = gpu_label == SCALEWAY_GPU_LABEL and SCALEWAY_OLD_GPU_LABEL in labels
             findings.append(
                 finding(
                     WARNING,
@@ -786,11 +794,12 @@ def check_scaleway(nodes):
                     "Node/%s" % _name(node),
                     "GPU node without the %s label%s: Kapsule's autoscaler does not see its pool as a GPU pool"
                     % (
-                        SCALEWAY_GPU_LABEL,
+                        gpu_label,
                         " (it carries %s, the name before September 2025)" % SCALEWAY_OLD_GPU_LABEL if old else "",
                     ),
-                    "label the pool's nodes %s (upgrade or recreate the pool so Kapsule sets it)" % SCALEWAY_GPU_LABEL,
-                    "the Kapsule pool's labels for new nodes; gpushare.k8s.gpu_autoscaling for the nodes there now",
+                    "label the pool's nodes %s (upgrade or recreate the pool so Kapsule sets it)" % gpu_label,
+                    "the Kapsule pool's labels for new nodes; %s for the nodes there now"
+                    % _gpu_autoscaling_fixer(gpu_label, SCALEWAY_GPU_LABEL),
                 )
             )
         if SCALEWAY_POOL_LABEL not in labels:
@@ -808,32 +817,36 @@ def check_scaleway(nodes):
     return findings
 
 
-def check_vks(nodes):
+def check_vks(nodes, gpu_label=VKS_ACCELERATOR_LABEL):
+    """Information only: VNG Cloud's public autoscaler fork reads vks.vngcloud.vn/accelerator, but no VNG Cloud
+    source says VKS's own autoscaler does (docs/PLATFORM_FACTS.md); ``gpu_label`` replaces it."""
     findings = []
     for node in nodes:
-        if is_gpu_node(node) and VKS_ACCELERATOR_LABEL not in _labels(node):
+        if is_gpu_node(node) and gpu_label not in _labels(node):
             findings.append(
                 finding(
                     INFO,
                     "autoscaling",
                     "Node/%s" % _name(node),
-                    "GPU node without %s, the label VKS's public autoscaler fork reads for GPU node groups (not "
-                    "confirmed in production)" % VKS_ACCELERATOR_LABEL,
-                    "if the node group autoscales, label it %s=<gpu type> in the node group's labels"
-                    % VKS_ACCELERATOR_LABEL,
-                    "the VKS node group's labels for new nodes; gpushare.k8s.gpu_autoscaling for the nodes there now",
+                    "GPU node without %s, the label taken as the one VKS's autoscaler reads for GPU node groups "
+                    "(VNG Cloud's public autoscaler fork reads %s; not confirmed on VKS itself)"
+                    % (gpu_label, VKS_ACCELERATOR_LABEL),
+                    "if the node group autoscales, label it %s=<gpu type> in the node group's labels" % gpu_label,
+                    "the VKS node group's labels for new nodes; %s for the nodes there now"
+                    % _gpu_autoscaling_fixer(gpu_label, VKS_ACCELERATOR_LABEL),
                 )
             )
     return findings
 
 
-def check_shared_autoscaled(nodes, autoscaled_nodes=()):
-    """Warnings for autoscaled GPU nodes whose sharing misleads the autoscaler (any platform); ``autoscaled_nodes``
-    names the nodes of autoscaled MachineSets, which carry no autoscaler label of their own."""
+def check_shared_autoscaled(nodes, autoscaled_nodes=(), gpu_labels=AUTOSCALER_GPU_LABELS):
+    """Warnings for autoscaled GPU nodes whose sharing misleads the autoscaler (any platform): nodes carrying one
+    of ``gpu_labels`` or named in ``autoscaled_nodes`` (the nodes of autoscaled MachineSets, which carry no
+    autoscaler label of their own)."""
     findings = []
     for node in nodes:
         labels = _labels(node)
-        autoscaled = any(label in labels for label in AUTOSCALER_GPU_LABELS) or _name(node) in autoscaled_nodes
+        autoscaled = any(label in labels for label in gpu_labels) or _name(node) in autoscaled_nodes
         if not autoscaled or not is_gpu_node(node):
             continue
         state = NodeGpuState.from_node(node)
@@ -874,7 +887,11 @@ def check_shared_autoscaled(nodes, autoscaled_nodes=()):
     return findings
 
 
-def check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines):
+def check_autoscaling(
+    platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines=(), gpu_label=None
+):
+    """``gpu_label``: the node label the autoscaler reads for a GPU pool's type on platforms without MachineSets,
+    in place of the platform's own (ignored on OpenShift, whose MachineSets carry cluster-api/accelerator)."""
     findings = []
     autoscaled = set()
     if platform == OPENSHIFT:
@@ -887,10 +904,11 @@ def check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine
             name for key, names in machineset_node_names(machines).items() if key in targets for name in names
         )
     elif platform == SCALEWAY:
-        findings += check_scaleway(nodes)
+        findings += check_scaleway(nodes, gpu_label or SCALEWAY_GPU_LABEL)
     elif platform == VKS:
-        findings += check_vks(nodes)
-    return findings + check_shared_autoscaled(nodes, autoscaled)
+        findings += check_vks(nodes, gpu_label or VKS_ACCELERATOR_LABEL)
+    gpu_labels = AUTOSCALER_GPU_LABELS + ((gpu_label,) if gpu_label and platform != OPENSHIFT else ())
+    return findings + check_shared_autoscaled(nodes, autoscaled, gpu_labels)
 
 
 def check_quotas(pods, quotas):
@@ -941,6 +959,7 @@ def preflight(
     machine_autoscalers=(),
     machines=(),
     checks=CHECKS,
+    autoscaler_gpu_label=None,
 ):
     """Every finding of the ``checks`` asked for, most severe first (stable within a severity)."""
     nfd_workers = [ds for ds in all_daemonsets if is_nfd_worker(ds)]
@@ -954,7 +973,9 @@ def preflight(
         findings += check_sharing(policy if namespace else None, config_map, nodes)
     if "autoscaling" in checks:
         platform = detect_platform(nodes, machinesets, policy)
-        findings += check_autoscaling(platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines)
+        findings += check_autoscaling(
+            platform, nodes, machinesets, cluster_autoscalers, machine_autoscalers, machines, autoscaler_gpu_label
+        )
     if "quota" in checks:
         findings += check_quotas(pods, quotas)
     order = dict((severity, index) for index, severity in enumerate(SEVERITIES))

@@ -46,6 +46,11 @@ def run_gpu_autoscaling(module):
                 raise GpuShareError(
                     "nodes is for platforms without MachineSets; on OpenShift choose the GPU pools with machinesets."
                 )
+            if params["autoscaler_gpu_label"]:
+                raise GpuShareError(
+                    "autoscaler_gpu_label is for platforms without MachineSets; OpenShift's autoscaler reads the "
+                    "MachineSets' cluster-api/accelerator label."
+                )
             return platform, plan_openshift_autoscaling(
                 request,
                 machinesets,

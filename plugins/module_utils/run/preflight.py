@@ -78,6 +78,7 @@ def run_gpu_preflight(module):
         all_daemonsets=kube.list_all_daemon_sets() if set(checks) & {"taints", "operator"} else [],
         quotas=kube.list_resource_quotas() if "quota" in checks else [],
         checks=checks,
+        autoscaler_gpu_label=params["autoscaler_gpu_label"],
         **openshift,
     )
     result = dict(

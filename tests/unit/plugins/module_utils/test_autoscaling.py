@@ -322,9 +322,17 @@ def test_other_platforms_get_the_node_label_their_autoscaler_reads(platform, lab
     assert not plan_node_autoscaling_labels(request(accelerator="t4"), platform, fleet, ["a"]).changed
 
 
+def test_another_autoscaler_gpu_label_is_written_even_on_an_unrecognised_platform():
+    fleet = Fleet([t4_node("a")])
+    for platform in (VKS, None):
+        plan = plan_node_autoscaling_labels(request(autoscaler_gpu_label="example.com/gpu-type"), platform, fleet, None)
+        assert plan.node_patches["a"]["metadata"]["labels"] == {"example.com/gpu-type": "tesla-t4"}
+        assert any("set example.com/gpu-type in the pool's" in warning for warning in plan.warnings)
+
+
 def test_node_labels_refuse_unknown_platforms_and_non_gpu_nodes():
     fleet = Fleet([t4_node("a")])
-    with pytest.raises(GpuShareError, match="platform was not recognised"):
+    with pytest.raises(GpuShareError, match="platform was not recognised.*Name the label in autoscaler_gpu_label"):
         plan_node_autoscaling_labels(request(), None, fleet, None)
     with pytest.raises(GpuShareError, match="Not GPU nodes.*cpu"):
         plan_node_autoscaling_labels(request(), SCALEWAY, Fleet([t4_node("a"), cpu_node("cpu")]), ["cpu"])

@@ -22,6 +22,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.args import option_pr
         dict(config_key="k" * 63, nodes=dict(names=["ip-10-0-0-1.ec2.internal"], selector=None)),
         dict(wait=True, wait_timeout=1, exec_timeout=30),
         dict(nodes=None, namespace=None, wait_timeout=None),
+        dict(autoscaler_gpu_label="vks.vngcloud.vn/accelerator"),
+        dict(autoscaler_gpu_label="Accelerator_Type"),
     ],
 )
 def test_valid_options_pass(params):
@@ -43,6 +45,9 @@ def test_valid_options_pass(params):
         (dict(wait=True, wait_timeout=0), "wait_timeout is 0; give a number of seconds above 0 (to not wait at all"),
         (dict(wait_timeout=-30), "wait_timeout is -30; give a number of seconds above 0"),
         (dict(exec_timeout=0), "exec_timeout is 0"),
+        (dict(autoscaler_gpu_label="vks.vngcloud.vn/"), "autoscaler_gpu_label 'vks.vngcloud.vn/' is not valid: a node"),
+        (dict(autoscaler_gpu_label="VKS.example/gpu"), "autoscaler_gpu_label 'VKS.example/gpu' is not valid"),
+        (dict(autoscaler_gpu_label="a/b/c"), "autoscaler_gpu_label 'a/b/c' is not valid"),
     ],
 )
 def test_invalid_options_named_with_the_rule(params, expected):

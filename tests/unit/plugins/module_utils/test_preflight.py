@@ -490,6 +490,32 @@ def test_scaleway_and_vks_labels():
     assert "k8s.scaleway.com/pool-name" in found["message"]
     [found] = pf.check_autoscaling("VNG Cloud VKS", [t4_node("d"), cpu_node("e")], [], [], [], [])
     assert found["severity"] == "info"
+    assert "vks.vngcloud.vn/accelerator" in found["message"] and found["fixed_by"].endswith(
+        "gpu_autoscaling for the nodes there now"
+    )
+
+
+def test_another_autoscaler_gpu_label_replaces_the_platforms_own():
+    # VKS's label is unconfirmed (docs/PLATFORM_FACTS.md): the label given is the one looked for, and said so.
+    vks_labelled = _labelled(t4_node("a"), {"vks.vngcloud.vn/accelerator": "t4"})
+    [found] = pf.check_autoscaling(pf.VKS, [vks_labelled], [], [], [], gpu_label="example.com/gpu-type")
+    assert found["severity"] == "info" and "without example.com/gpu-type" in found["message"]
+    assert "VNG Cloud's public autoscaler fork reads vks.vngcloud.vn/accelerator" in found["message"]
+    assert "example.com/gpu-type=<gpu type>" in found["fix"]
+    assert "(autoscaler_gpu_label: example.com/gpu-type)" in found["fixed_by"]
+    own = _labelled(t4_node("b"), {"example.com/gpu-type": "t4"})
+    assert pf.check_autoscaling(pf.VKS, [own], [], [], [], gpu_label="example.com/gpu-type") == []
+    # On Scaleway the old-name remark belongs to the platform's own label only.
+    old = _labelled(t4_node("c"), {"k8s.scaleway.com/pool-name": "gpu", "k8s.scaleway.com/gpu": "true"})
+    [found] = pf.check_autoscaling(pf.SCALEWAY, [old], [], [], [], gpu_label="example.com/gpu-type")
+    assert "without the example.com/gpu-type label:" in found["message"]
+    # Ignored on OpenShift, whose MachineSets carry cluster-api/accelerator.
+    assert pf.check_autoscaling(pf.OPENSHIFT, [own], [], [], [], gpu_label="example.com/gpu-type") == []
+    # A node carrying the label given counts as autoscaled.
+    sliced = _labelled(t4_time_sliced("t4-0", 4), {"example.com/gpu-type": "t4"})
+    [found] = pf.check_autoscaling(pf.VKS, [sliced], [], [], [], gpu_label="example.com/gpu-type")
+    assert "#8129" in found["message"]
+    assert pf.check_autoscaling(None, [sliced], [], [], []) == []
 
 
 def test_sharing_on_autoscaled_nodes_warns_about_the_autoscaler():
