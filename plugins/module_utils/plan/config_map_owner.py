@@ -56,6 +56,7 @@ def refuse_foreign_config_map(config_map, not_a_config, what):
         fixes.append("remove or fix key(s) %s" % ", ".join(keys))
     raise GpuShareError(
         "Will not write %s into ConfigMap %s/%s: %s. The collection writes only into a ConfigMap that nothing owns "
-        "and that holds only %s: choose another config_map (one that does not exist yet is created), or %s."
+        "and that holds only %s: choose another config_map (one that does not exist yet is created), or, if this one "
+        "is meant for the collection, %s."
         % (what, metadata.get("namespace"), metadata.get("name"), "; ".join(problems), what, " and ".join(fixes))
     )

@@ -123,7 +123,7 @@ def test_a_config_map_with_owners_is_refused_naming_each_owner_and_its_controlle
         "Will not write device-plugin configs into ConfigMap gpu-operator/node-agent-config: it is owned by "
         "DaemonSet/node-agent (its controller), ConfigMap/bundle. The collection writes only into a ConfigMap that "
         "nothing owns and that holds only device-plugin configs: choose another config_map (one that does not exist "
-        "yet is created), or remove its ownerReferences."
+        "yet is created), or, if this one is meant for the collection, remove its ownerReferences."
     )
 
 
@@ -144,7 +144,7 @@ def test_the_operators_mig_config_map_is_refused_for_its_controller_the_cluster_
         "Will not write mig-parted config files into ConfigMap nvidia-gpu-operator/default-mig-parted-config: it is "
         "owned by ClusterPolicy/gpu-cluster-policy (its controller). "
     )
-    assert message.endswith("or remove its ownerReferences.")
+    assert message.endswith(", remove its ownerReferences.")
 
 
 # --- refused: keys that are not configs ---------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def test_keys_that_are_not_device_plugin_configs_are_refused(data, key, reason):
     message = refusal(config_map(dict(data, kept=TIME_SLICING)))
     assert message.startswith("Will not write device-plugin configs into ConfigMap %s/%s: " % (NAMESPACE, CONFIG_MAP))
     assert reason in message
-    assert message.endswith("or remove or fix key(s) %s." % key)
+    assert message.endswith(", remove or fix key(s) %s." % key)
     assert "kept" not in message
 
 
@@ -195,7 +195,7 @@ def test_every_owner_and_key_is_named_at_once():
     message = refusal(cm)
     assert "it is owned by Job/setup; key README is not a device-plugin config" in message
     assert "; key ca.crt is not a device-plugin config" in message
-    assert message.endswith("or remove its ownerReferences and remove or fix key(s) README, ca.crt.")
+    assert message.endswith(", remove its ownerReferences and remove or fix key(s) README, ca.crt.")
 
 
 @pytest.mark.parametrize(
@@ -218,7 +218,7 @@ def test_keys_that_are_not_mig_parted_config_files_are_refused(text, reason):
         "Will not write mig-parted config files into ConfigMap %s/custom-mig-parted-config: " % NAMESPACE
     )
     assert reason in message
-    assert message.endswith("or remove or fix key(s) config.yaml.")
+    assert message.endswith(", remove or fix key(s) config.yaml.")
 
 
 # --- the planners call it before planning any write ---------------------------------------------------------------
