@@ -3,9 +3,10 @@
     python -m testbed.seed --kubeconfig K [--profile openshift|scaleway|vks] [--nodes N] [--without-operator]
 
 Creates, or replaces with their seeded state, the operator's namespace, the ClusterPolicy CRD and
-policy, the operand DaemonSets, the shipped MIG ConfigMap, GPU nodes labelled as GPU Feature
-Discovery would label them, two CPU-only nodes and, on OpenShift, the MachineSet and autoscaler
-objects. ``reset`` puts a seeded cluster back to that state between tests.
+policy, the operand DaemonSets, the shipped MIG ConfigMap (the policy its controller, as the operator
+makes it), GPU nodes labelled as GPU Feature Discovery would label them, two CPU-only nodes and, on
+OpenShift, the MachineSet and autoscaler objects. ``reset`` puts a seeded cluster back to that state
+between tests.
 
 ``--without-operator`` seeds the fleet as it is before anyone installed NVIDIA's operator: the GPU nodes
 carry their hardware and taint but no NVIDIA label or resource, and there is no ClusterPolicy, CRD, operand
@@ -782,8 +783,8 @@ def _seed_openshift(writer, members):
 
 
 def _seed_operator(writer, profile):
-    """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap, and no operator Deployment (the
-    seeded operands stay as the tests leave them); returns the plugin's DaemonSet."""
+    """Policy (status ready), operand DaemonSets and the shipped MIG ConfigMap (owned by the policy), and no operator
+    Deployment (the seeded operands stay as the tests leave them); returns the plugin's DaemonSet."""
     _delete_operator_install(writer.kube, profile)
     policy = cluster_policy(profile)
     stored = writer.custom(
@@ -802,7 +803,7 @@ def _seed_operator(writer, profile):
         name: writer.daemonset(gpu_operator.operand_daemonset(namespace, name, policy)) for name in OPERAND_DAEMONSETS
     }
     writer.daemonset(nfd_worker_daemonset(profile))
-    writer.configmap(gpu_operator.default_mig_configmap(namespace))
+    writer.configmap(gpu_operator.default_mig_configmap(namespace, stored))
     return daemonsets[DEVICE_PLUGIN_DAEMONSET]
 
 

@@ -42,6 +42,13 @@ options:
       - ConfigMap in the operator's namespace that holds the device-plugin profiles.
       - Default is the one the ClusterPolicy names in C(spec.devicePlugin.config.name), else
         C(time-slicing-config). Other keys of the ConfigMap are never touched.
+      - One that does not exist is created. An existing one is used only when nothing owns it (no
+        C(metadata.ownerReferences)) and each of its keys holds a device-plugin config (a YAML mapping of
+        C(version), C(flags), C(resources), C(sharing) and C(imex) that the device plugin accepts, or an empty
+        document; other users' profiles are kept, and keys the collection added are its own). Otherwise the module
+        fails before any write, in check mode too, naming each owner and key, so that a ConfigMap such as
+        C(kube-root-ca.crt), one a controller owns or an application's settings is never taken over (the device
+        plugin would then read none of it, and every GPU node would lose its sharing).
     type: str
   config_key:
     description:

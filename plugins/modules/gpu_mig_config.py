@@ -98,7 +98,14 @@ options:
     type: str
   config_map:
     description:
-      - ConfigMap in the operator's namespace that receives the custom I(layout).
+      - ConfigMap in the operator's namespace that receives the custom I(layout). One that does not exist is
+        created, starting from the configurations of the ConfigMap mig-manager reads now.
+      - An existing one is used only when nothing owns it (no C(metadata.ownerReferences)) and each of its keys
+        holds a mig-parted config file (C(version) and C(mig-configs) only, as mig-parted's strict parser reads
+        it, or an empty document); otherwise the module fails before any write, in check mode too, naming each
+        owner and key.
+      - The GPU Operator's own C(default-mig-parted-config) is refused, since the operator creates it with the
+        ClusterPolicy as its controller. Keep the default, or name a ConfigMap of your own.
     type: str
     default: custom-mig-parted-config
   nodes:

@@ -11,9 +11,10 @@ have none, their operands are seeded), it also does what it does on a bare clust
 v24.3.0, ``controllers/state_manager.go`` and ``object_controls.go``): it creates the DaemonSets of the enabled
 policy sections in its own namespace, owned by the policy, and deletes those of sections switched off
 (``spec.devicePlugin.enabled: false`` when HAMi replaces the device plugin); it ships the
-``default-mig-parted-config`` ConfigMap; it labels the nodes NFD found an NVIDIA device on
-(``gpu_node_labels``); it reports ``status.state: ready`` and its namespace. A deleted operand DaemonSet
-comes back at once, as the real operator watches what it owns; a changed one is not put back.
+``default-mig-parted-config`` ConfigMap (owned by the policy too, as everything it creates); it labels the nodes
+NFD found an NVIDIA device on (``gpu_node_labels``); it reports ``status.state: ready`` and its namespace. A
+deleted operand DaemonSet comes back at once, as the real operator watches what it owns; a changed one is not put
+back.
 """
 
 import copy
@@ -145,16 +146,7 @@ def operand_daemonset(namespace, name, policy, owner=None):
     metadata = {"name": name, "namespace": namespace, "labels": labels}
     if owner is not None:
         # Deleting the policy (helm uninstall) deletes the operands, through Kubernetes' garbage collector.
-        metadata["ownerReferences"] = [
-            {
-                "apiVersion": owner["apiVersion"],
-                "kind": owner["kind"],
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ]
+        metadata["ownerReferences"] = controller_reference(owner)
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -166,12 +158,33 @@ def operand_daemonset(namespace, name, policy, owner=None):
     }
 
 
-def default_mig_configmap(namespace):
-    """The ConfigMap the operator ships (``default-mig-parted-config``): NVIDIA's 81 configs, as they are."""
+def controller_reference(owner):
+    """``metadata.ownerReferences`` naming ``owner`` (the ClusterPolicy) as controller, as controller-runtime's
+    ``SetControllerReference`` writes it for everything the operator creates."""
+    return [
+        {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+
+
+def default_mig_configmap(namespace, policy):
+    """The ConfigMap the operator ships (``default-mig-parted-config``): NVIDIA's 81 configs, as they are, owned by
+    the ClusterPolicy (gpu-operator ``controllers/object_controls.go``, ``ConfigMap()``:
+    ``controllerutil.SetControllerReference(n.singleton, obj, ...)`` before it creates the object)."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": DEFAULT_MIG_CONFIGMAP, "namespace": namespace},
+        "metadata": {
+            "name": DEFAULT_MIG_CONFIGMAP,
+            "namespace": namespace,
+            "ownerReferences": controller_reference(policy),
+        },
         "data": {MIG_CONFIG_KEY: mig_parted.shipped_config_yaml()},
     }
 
@@ -230,7 +243,9 @@ def run_operator(kube, cluster, policy, namespace):
         elif not wanted and name in existing:
             wrote |= _ignoring(404, kube.apps.delete_namespaced_daemon_set, name, namespace)
     if cluster.configmap(DEFAULT_MIG_CONFIGMAP, namespace) is None:
-        wrote |= _ignoring(409, kube.core.create_namespaced_config_map, namespace, default_mig_configmap(namespace))
+        wrote |= _ignoring(
+            409, kube.core.create_namespaced_config_map, namespace, default_mig_configmap(namespace, policy)
+        )
     status = {"state": READY_STATE, "namespace": namespace}
     if {key: (policy.get("status") or {}).get(key) for key in status} != status:
         kube.custom.patch_cluster_custom_object_status(

@@ -190,7 +190,7 @@ def test_check_diff_of_a_change_to_an_applied_profile_makes_no_write(kube, run_m
 
 
 def test_user_configmap_keys_and_policy_fields_survive(kube, run_module):
-    user_data = {"user-profile": time_slicing_text(2), "README": "kept byte for byte\n"}
+    user_data = {"user-profile": time_slicing_text(2), "unshared": "version: v1\n# kept byte for byte\n"}
     kube.put_config_map(CONFIG_MAP, user_data)
     kube.patch_policy(
         {

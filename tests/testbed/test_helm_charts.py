@@ -115,6 +115,14 @@ def release_of(obj):
     return annotations.get("meta.helm.sh/release-name"), annotations.get("meta.helm.sh/release-namespace")
 
 
+def owners(obj, policy):
+    """``obj``'s ownerReferences, each uid replaced by whether it is the policy's (a new one with every install)."""
+    return [
+        dict(reference, uid=reference["uid"] == policy["metadata"]["uid"])
+        for reference in obj["metadata"].get("ownerReferences") or []
+    ]
+
+
 def operator_state(kube):
     policy = kube.custom.get_cluster_custom_object(
         CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], PROFILE.policy_name
@@ -128,7 +136,7 @@ def operator_state(kube):
         "policy": policy_state(policy),
         "daemonsets": sorted(daemonsets),
         "nfd worker": (nfd["spec"]["template"]["spec"]["tolerations"], release_of(nfd)),
-        "mig configmap": mig_configmap["data"],
+        "mig configmap": (mig_configmap["data"], owners(mig_configmap, policy)),
         "nodes": {name: node_state(read_node(kube, name)) for name in gpu_nodes()},
     }
 

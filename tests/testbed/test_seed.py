@@ -104,6 +104,25 @@ def test_mig_configmap_holds_nvidia_shipped_configs(kube, profile):
     assert configs == shipped_configs()
 
 
+def test_mig_configmap_is_owned_by_the_cluster_policy(kube, profile):
+    """As NVIDIA's operator creates it: the ClusterPolicy its controller (gpu-operator controllers/object_controls.go,
+    ConfigMap(): controllerutil.SetControllerReference)."""
+    configmap = as_dict(kube.core.read_namespaced_config_map, "default-mig-parted-config", profile.operator_namespace)
+    policy = kube.custom.get_cluster_custom_object(
+        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], profile.policy_name
+    )
+    assert configmap["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "name": profile.policy_name,
+            "uid": policy["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+
+
 def test_seeded_gpus_are_the_simulated_gpu_table():
     pci_ids = {item["id"] for item in nvml.load("pci-device-ids.json")["ids"]}
     for name, profile in seed.PROFILES.items():

@@ -19,7 +19,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile im
     parse_mig_profile,
     profile_from_name_form,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import load_yaml_mapping
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import (
+    document_shape_problem,
+    load_yaml_document,
+    load_yaml_mapping,
+)
 
 RESOURCE_PREFIX = "nvidia.com/"
 RESOURCE_GPU = "nvidia.com/gpu"
@@ -407,6 +411,28 @@ def parse_sharing_config(text, source="device plugin config"):
     config = load_yaml_mapping(text, source)
     _check_version(config, source)
     return config
+
+
+# The config's top-level fields (api/config/v1/config.go:34-40).
+CONFIG_FIELDS = ("version", "flags", "resources", "sharing", "imex")
+
+
+def not_a_config(text, where):
+    """Why ``text`` (a ConfigMap key's value, named ``where``) is not a device-plugin config, None when it is one.
+
+    A config is a mapping of the plugin's own fields, read as the plugin reads it and valid by
+    validate_sharing_config. The plugin ignores fields it does not know, so it would read an application's settings
+    as an empty config: a field outside CONFIG_FIELDS says the text is something else. An empty document is a
+    config (the plugin reads it as every default, config.go:113-137)."""
+    try:
+        config = load_yaml_document(text, where)
+        problem = document_shape_problem(config, CONFIG_FIELDS, where, "a device-plugin config")
+        if problem or config is None:
+            return problem
+        validate_sharing_config(config, where)
+    except GpuShareError as exc:
+        return exc.msg
+    return None
 
 
 def mps_client_limits(memory_mib, replicas):

@@ -44,7 +44,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile im
     profile_from_name_form,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.nvidia_data import SHIPPED_MIG_CONFIGS
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config, load_yaml_mapping
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import (
+    document_shape_problem,
+    dump_config,
+    load_yaml_document,
+    load_yaml_mapping,
+    yaml_type_name,
+)
 
 ALL_DISABLED = "all-disabled"
 ALL_ENABLED = "all-enabled"
@@ -88,22 +94,6 @@ def shipped_layout(name):
 # the strict parser (spec.go) --------------------------------------------------------------------------
 
 
-def _type_name(value):
-    if isinstance(value, bool):
-        return "a bool"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "null" if value is None else type(value).__name__
-
-
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -116,7 +106,7 @@ def normalize_entry(entry, where, warnings):
     """
     if not isinstance(entry, dict):
         raise GpuShareError(
-            "%s must be a mapping with devices, mig-enabled and mig-devices, got %s" % (where, _type_name(entry))
+            "%s must be a mapping with devices, mig-enabled and mig-devices, got %s" % (where, yaml_type_name(entry))
         )
     for field in entry:
         if field not in ENTRY_FIELDS:
@@ -244,6 +234,21 @@ def validate_mig_parted_document(document, where, warnings=None):
     return dict(
         (name, normalize_layout(layout, "%s config %s" % (where, name), warnings)) for name, layout in configs.items()
     )
+
+
+def not_a_config_file(text, where):
+    """Why ``text`` (a ConfigMap key's value, named ``where``) is not a mig-parted config file, None when it is one:
+    what mig-parted's strict parser reads, an empty document included (spec_test.go:143-167). A field other than
+    version and mig-configs is named before what the text lacks: it says the text is something else."""
+    try:
+        document = load_yaml_document(text, where)
+        problem = document_shape_problem(document, TOP_LEVEL_FIELDS, where, "a mig-parted config file")
+        if problem:
+            return problem
+        validate_mig_parted_document(document, where)
+    except GpuShareError as exc:
+        return exc.msg
+    return None
 
 
 # device filters (helpers.go, pkg/types/device.go) -----------------------------------------------------------

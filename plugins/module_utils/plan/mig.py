@@ -37,6 +37,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     mig_configs_of,
     mig_devices_of,
     normalize_layout,
+    not_a_config_file,
     resolve_shipped_config,
     shipped_config_hint,
     validate_mig_layout,
@@ -54,12 +55,15 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     deploy_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.config_map_owner import refuse_foreign_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     Fleet,
     ObjectWrites,
     on_version_read,
     recorded,
 )
+
+MIG_PARTED_CONFIG_FILES = "mig-parted config files"
 
 STUCK_HINT = (
     "mig-manager may be stuck with the operands paused (gpu-operator #2833): check the nvidia-mig-manager pod's log "
@@ -327,6 +331,8 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     if request.layout is not None:
         # Canonical profile keys before anything else: they are what gets written (with a warning).
         request.layout = normalize_layout(request.layout, "layout", warnings)
+        # The operator's own default-mig-parted-config is refused here too: the ClusterPolicy is its controller.
+        refuse_foreign_config_map(target_config_map, not_a_config_file, MIG_PARTED_CONFIG_FILES)
     platform = cloud_without_mig(nodes)
     if platform and request.target_config != ALL_DISABLED:
         raise GpuShareError(

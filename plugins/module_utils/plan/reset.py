@@ -22,7 +22,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     device_plugin_config_patch,
     recorded,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import read_record, was_created
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import keys_created_by_collection
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import (
     NodeExpectation,
     SharingPlan,
@@ -112,13 +112,6 @@ def plan_reset(
         else restart
     )
     return plan
-
-
-def keys_created_by_collection(config_map):
-    """ConfigMap keys this collection added (absent before its first change), per the restore record."""
-    if was_created(config_map):
-        return set((config_map.get("data") or {}).keys())
-    return set(key for key, previous in (read_record(config_map).get("data") or {}).items() if previous is None)
 
 
 def mig_enabled_nodes(nodes, node_names):

@@ -52,6 +52,13 @@ def was_created(obj):
     return bool(read_record(obj).get(CREATED))
 
 
+def keys_created_by_collection(config_map):
+    """ConfigMap keys this collection added (absent before its first change), per the restore record."""
+    if was_created(config_map):
+        return set((config_map.get("data") or {}).keys())
+    return set(key for key, previous in (read_record(config_map).get("data") or {}).items() if previous is None)
+
+
 def _replacement(current, wanted):
     """A merge-patch value that turns ``current`` into exactly ``wanted``.
 

@@ -28,6 +28,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     mig_resource_name,
     most_replicas_advertised,
     mps_max_clients,
+    not_a_config,
     parse_sharing_config,
     sharing_method_of,
 )
@@ -41,6 +42,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     mig_label,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.config_map_owner import refuse_foreign_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     Fleet,
     ObjectWrites,
@@ -146,6 +148,9 @@ def _expect(problems, what, actual, wanted):
         problems.append("%s=%s (want %s)" % (what, actual, wanted))
 
 
+DEVICE_PLUGIN_CONFIGS = "device-plugin configs"
+
+
 class SharingPlan(ObjectWrites):
     """The writes for one device-plugin profile (or a reset), plus what each node must show (``NodeExpectation``)."""
 
@@ -162,7 +167,8 @@ def existing_profile(config_map, key, where):
     try:
         return text, parse_sharing_config(text, source=where)
     except GpuShareError:
-        # An unparsable key is what the plugin would reject anyway: it is ours to repair.
+        # No profile; before a write, refuse_foreign_config_map lets such a key through only when the collection
+        # added it, so it is the collection's to repair.
         return text, None
 
 
@@ -274,6 +280,7 @@ def plan_profile(request, platform_namespace, policy, config_map, nodes):
     policy_name, policy_default = device_plugin_config_of(policy)
 
     if request.state == "present":
+        refuse_foreign_config_map(config_map, not_a_config, DEVICE_PLUGIN_CONFIGS)
         _plan_present(plan, request, fleet, policy, config_map, existing_text, existing_config, where)
     else:
         _plan_absent(plan, request, fleet, policy, config_map, existing_text)
@@ -377,6 +384,7 @@ def _plan_absent(plan, request, fleet, policy, config_map, existing_text):
     new_default = policy_default
     if remove_everywhere:
         if existing_text is not None:
+            refuse_foreign_config_map(config_map, not_a_config, DEVICE_PLUGIN_CONFIGS)
             plan.config_map_patch = recorded(
                 config_map, {"data": {request.key: None}}, "data", {request.key: existing_text}
             )

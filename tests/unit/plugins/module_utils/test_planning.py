@@ -142,7 +142,7 @@ def test_present_creates_config_map_points_policy_and_labels_named_nodes():
 def test_present_patches_only_its_key_of_an_existing_config_map():
     other = dump_config(build_sharing_config("time-slicing", 3))
     cluster = fresh_cluster(
-        cm=config_map({"a100": other, "notes": "kept by hand"}),
+        cm=config_map({"a100": other, "unshared": "version: v1\n# kept by hand\n"}),
         policy=cluster_policy(config_name=CONFIG_MAP, default="a100"),
     )
     plan = cluster.plan(present("t4", TS4, ["t4-a"]))
@@ -158,7 +158,11 @@ def test_present_patches_only_its_key_of_an_existing_config_map():
     # The policy already names this ConfigMap and keeps its default: no write.
     assert plan.policy_patch is None
     cluster.apply(plan)
-    assert cluster.config_map["data"] == {"a100": other, "notes": "kept by hand", "t4": dump_config(TS4)}
+    assert cluster.config_map["data"] == {
+        "a100": other,
+        "unshared": "version: v1\n# kept by hand\n",
+        "t4": dump_config(TS4),
+    }
 
 
 def test_policy_patch_touches_only_device_plugin_config_and_warns_on_another_config_map():
@@ -301,18 +305,27 @@ def test_restart_decision(existing, node_label, policy_default, forced, shows_re
         assert plan.changed is True
 
 
-def test_unparsable_key_is_repaired_and_restarts_its_nodes():
+def test_unparsable_key_the_collection_added_is_repaired_and_restarts_its_nodes():
+    added_by_collection = {RESTORE_ANNOTATION: json.dumps({"data": {"t4": None}})}
+    cluster = Cluster(
+        cluster_policy(config_name=CONFIG_MAP),
+        config_map({"t4": "version: v1\nsharing: [unclosed"}, annotations=added_by_collection),
+        [t4_node("t4-a", config="t4")],
+    )
+    plan = cluster.plan(present("t4", TS4, ["t4-a"]))
+    # The key is recorded as added (restore removes it): the record stays as it is.
+    assert plan.config_map_patch == {"data": {"t4": dump_config(TS4)}}
+    assert plan.restart is True
+
+
+def test_unparsable_key_of_someone_else_is_refused():
     cluster = Cluster(
         cluster_policy(config_name=CONFIG_MAP),
         config_map({"t4": "version: v1\nsharing: [unclosed"}),
         [t4_node("t4-a", config="t4")],
     )
-    plan = cluster.plan(present("t4", TS4, ["t4-a"]))
-    assert plan.config_map_patch["data"] == {"t4": dump_config(TS4)}
-    assert read_record({"metadata": plan.config_map_patch["metadata"]}) == {
-        "data": {"t4": "version: v1\nsharing: [unclosed"}
-    }
-    assert plan.restart is True
+    with pytest.raises(GpuShareError, match="key t4 is not valid YAML.*remove or fix key.s. t4"):
+        cluster.plan(present("t4", TS4, ["t4-a"]))
 
 
 # --- make_default -------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRe
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.reset import (
     UNSHARED_KEY,
-    keys_created_by_collection,
     mig_enabled_nodes,
     plan_reset,
 )
@@ -41,6 +40,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore import a
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
     RESTORE_ANNOTATION,
     created_record,
+    keys_created_by_collection,
     record_patch,
     restore_patch,
 )
