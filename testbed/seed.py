@@ -747,8 +747,9 @@ def seed(api_client, profile, nodes=None, operator=True):
 
 def _seed_openshift(writer, members):
     """The MachineSet and autoscalers (those a test added deleted), then one Machine per node of the MachineSet's pool
-    (its node joined: ``status.nodeRef``), and no other Machine. The simulated machine API (``--machine-api``) deletes what a test's
-    scale-up added once the MachineSet is back to its seeded size; tests never scale it below that size."""
+    (its node joined: ``status.nodeRef``), and no other Machine. The simulated machine API (``--machine-api``)
+    deletes what a test's scale-up added once the MachineSet is back to its seeded size; tests never scale it below
+    that size."""
     machinesets = []
     seeded_objects = openshift_objects(members)
     for group, version, plural, body in seeded_objects:

@@ -36,7 +36,8 @@ description:
     the entry's type, when one choice is exact, and lists the choices otherwise; it is an error when
     an autoscaled MachineSet is left without its limit, else a warning. On Scaleway
     Kapsule the C(k8s.scw.cloud/gpu) and pool labels; on VNG Cloud VKS the node-group label
-    (O(autoscaler_gpu_label); information only, as no VNG Cloud source confirms it). On every platform it warns when sharing misleads the autoscaler
+    (O(autoscaler_gpu_label); information only, as no VNG Cloud source confirms it). On every platform it
+    warns when sharing misleads the autoscaler
     (only C(nvidia.com/gpu.shared) or C(nvidia.com/mig-*) advertised, kubernetes/autoscaler issue 8095;
     time-slicing replicas it does not count, kubernetes/autoscaler issue 8129, AKS issue 3427)."
   - C(quota) reports namespaces running GPU pods without a ResourceQuota on each NVIDIA resource

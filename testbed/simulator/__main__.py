@@ -1,5 +1,6 @@
 """python -m testbed.simulator --kubeconfig K --kubelet-cert CRT --kubelet-key KEY --client-ca CA [--step-delay S]
-[--ready-file F] [--machine-api]: runs until killed; the simulated kubelets' exec endpoint listens on the API server's port + 3.
+[--ready-file F] [--machine-api]: runs until killed; the simulated kubelets' exec endpoint listens on the API
+server's port + 3.
 """
 
 import argparse

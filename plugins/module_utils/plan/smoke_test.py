@@ -7,8 +7,9 @@ The workload is the one NVIDIA's guides run (a pod, or a Deployment of replicas,
 the GPU resource's requests equal its limits (Kubernetes refuses anything else for extended resources;
 reference section 5, Quota), it tolerates the ``nvidia.com/gpu`` taint GPU nodes carry, and it may be
 pinned with a node selector or to nodes by name (one ``matchFields`` term per node: the API server takes a
-single value for ``metadata.name`` in a term, and terms are ORed). A pod "got a slice" once it is bound to a node and running (or finished);
-one the scheduler marked Unschedulable stayed Pending, and its reason is the scheduler's message."""
+single value for ``metadata.name`` in a term, and terms are ORed). A pod "got a slice" once it is bound to a
+node and running (or finished); one the scheduler marked Unschedulable stayed Pending, and its reason is the
+scheduler's message."""
 
 from __future__ import absolute_import, division, print_function
 
