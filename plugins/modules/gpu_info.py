@@ -81,6 +81,10 @@ nodes:
     - Per GPU node, what it advertises, the GPU pods on it and its findings.
     - C(gpu_pods) are the running or pending pods that request C(nvidia.com/*) resources, outside the GPU
       Operator's namespace (its operands and validators are not workloads).
+    - C(hami_devices) is HAMi's description of the node's GPUs (its C(hami.io/node-nvidia-register) annotation,
+      C(count) slices, C(devmem) MiB and C(devcore) percent per GPU) where HAMi's device plugin registered, else
+      null; there C(nvidia.com/gpu) is compared with the slices HAMi registers, and NVIDIA's device plugin still
+      running beside it is a finding.
   returned: always
   type: dict
   sample:
@@ -101,6 +105,7 @@ nodes:
       capacity: {"nvidia.com/gpu": 4}
       allocatable: {"nvidia.com/gpu": 4}
       gpu_pods: [{"namespace": "ml", "name": "trainer-0", "phase": "Running", "requests": {"nvidia.com/gpu": 1}}]
+      hami_devices: null
       findings: []
 findings:
   description: Everything that looks wrong, each with the object it concerns.

@@ -4,9 +4,14 @@ The module only reads: every test also proves it made no write and, for the inve
 exactly one LIST of nodes and one of pods (counted in the API server's audit log).
 """
 
+import json
+import os
+import subprocess
+import uuid
+
 import pytest
 import yaml
-from integration_helpers import ONE_PROFILE, allocatable, labels, wait_for_object
+from integration_helpers import ONE_PROFILE, REPO, allocatable, labels, wait_for_object
 from kubernetes import client
 
 from testbed.simulator.names import MIG_FAIL_ANNOTATION, MIG_STUCK_ANNOTATION
@@ -311,3 +316,42 @@ def test_a_user_without_rights_gets_the_api_status(kube, run_module, awx_env, au
     assert result["status"] == 403 and result["reason"] == "Forbidden"
     assert "forbidden" in result["msg"] and "gpushare-nobody" in result["msg"] and "HTTP 403" in result["msg"]
     assert audit.writes == []
+
+
+@pytest.mark.profiles("vks")  # the fleet the local HAMi chart is tried on (tests/testbed/test_helm_charts.py)
+def test_hami_nodes_are_judged_by_hami_s_split_and_nvidia_s_plugin_beside_it_is_an_error(cluster, kube, run_module):
+    """HAMi's device plugin (the local chart) on the T4 node: nvidia.com/gpu is GPUs x deviceSplitCount; while the
+    ClusterPolicy still runs NVIDIA's device plugin there too, gpu_info says so; switched off, the node is clean."""
+    t4 = "vks-gpu-t4-0"
+    namespace = "hami-" + uuid.uuid4().hex[:8]  # a reset may still be deleting the last one
+    kube.label_node(t4, {"gpu": "on"})
+    helm = os.path.join(REPO, ".venv", "bin", "helm")
+    tolerations = json.dumps([GPU_TOLERATION])
+    installed = subprocess.run(
+        [helm, "--kubeconfig", cluster.kubeconfig, "install", "hami", os.path.join(REPO, "testbed", "charts", "hami")]
+        + ["-n", namespace, "--create-namespace", "--set", "devicePlugin.deviceSplitCount=4"]
+        + ["--set-json", "devicePlugin.tolerations=" + tolerations],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stderr
+    wait_for_object(
+        kube.core.list_node,
+        lambda node: node["status"]["capacity"].get("nvidia.com/gpu") == "8"
+        and "hami.io/node-nvidia-register" in node["metadata"]["annotations"],
+        "HAMi's 2 x 4 slices on " + t4,
+        field_selector="metadata.name=" + t4,
+    )
+
+    both = run_module(MODULE, {})
+    assert_ok(both)
+    assert [device["count"] for device in both["nodes"][t4]["hami_devices"]] == [4, 4]
+    [finding] = messages(both, "Node/" + t4)
+    assert "advertised by two device plugins" in finding
+
+    kube.patch_policy({"devicePlugin": {"enabled": False}})
+    alone = run_module(MODULE, {})
+    assert_ok(alone)
+    assert messages(alone, "Node/" + t4) == [] and len(alone["nodes"][t4]["hami_devices"]) == 2
+    assert all(entry["hami_devices"] is None for name, entry in alone["nodes"].items() if name != t4)

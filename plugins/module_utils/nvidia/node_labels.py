@@ -25,6 +25,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog im
     mig_profile_of_product,
     model_by_device_id,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import registered_devices
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import name_form, profile_from_name_form
 
 LABEL_PRESENT = "nvidia.com/gpu.present"
@@ -163,7 +164,7 @@ def _mig_resources(labels):
 class NodeGpuState(object):
     """The GPU facts of one node, read from its labels, resources, taints and schedulability."""
 
-    def __init__(self, name, labels, capacity, allocatable, taints, unschedulable):
+    def __init__(self, name, labels, capacity, allocatable, taints, unschedulable, annotations=None):
         self.name = name
         self.labels = labels
         self.product = labels.get(LABEL_PRODUCT)
@@ -190,6 +191,8 @@ class NodeGpuState(object):
         self.allocatable = _nvidia_resources(allocatable)
         self.taints = list(taints or [])
         self.unschedulable = bool(unschedulable)
+        # HAMi's description of the GPUs, where its device plugin ever registered (nvidia/hami.py), else None.
+        self.hami_devices = registered_devices(annotations)
         self.mig_resources = _mig_resources(labels)
         self.is_gpu_node = (
             labels.get(LABEL_PRESENT) == "true"
@@ -218,6 +221,7 @@ class NodeGpuState(object):
             allocatable=status.get("allocatable"),
             taints=spec.get("taints"),
             unschedulable=spec.get("unschedulable"),
+            annotations=metadata.get("annotations"),
         )
 
     def shared_resource(self, resource=RESOURCE_GPU):

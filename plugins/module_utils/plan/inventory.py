@@ -21,6 +21,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     sharing_method_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_pods_by_node
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import (
+    REGISTER_ANNOTATION as HAMI_REGISTER_ANNOTATION,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import advertised_count as hami_advertised_count
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import nodes_running_device_plugin
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_COUNT,
     LABEL_DEVICE_PLUGIN_CONFIG,
@@ -80,8 +85,10 @@ def describe_device_plugin_profiles(config_map):
     return profiles
 
 
-def build_inventory(policy, config_map, nodes, pods):
-    """Everything gpu_info returns, from one ClusterPolicy, its device-plugin ConfigMap, nodes and pods."""
+def build_inventory(policy, config_map, nodes, pods, hami_pods=()):
+    """Everything gpu_info returns, from one ClusterPolicy, its device-plugin ConfigMap, nodes, pods and the pods of
+    HAMi's device plugin."""
+    hami_nodes = nodes_running_device_plugin(hami_pods)
     policy_fields = policy_sharing_fields(policy) if policy else None
     profiles = describe_device_plugin_profiles(config_map)
     config_keys = set(profiles) if config_map is not None else None
@@ -112,7 +119,9 @@ def build_inventory(policy, config_map, nodes, pods):
             continue
         entry = state.to_dict()
         entry["gpu_pods"] = pods_by_node.get(state.name, [])
-        entry["findings"] = findings_for_node(state, config_keys)
+        hami = state.name in hami_nodes and state.hami_devices is not None
+        entry["hami_devices"] = [dict(device) for device in state.hami_devices] if hami else None
+        entry["findings"] = findings_for_node(state, config_keys, nvidia_device_plugin_enabled(policy_fields), hami)
         blocking = untolerated_taints(state.taints, tolerations)
         if blocking:
             entry["findings"].append(
@@ -142,12 +151,39 @@ def _capacity_finding(state, resource, expected, what):
     return None
 
 
-def findings_for_node(state, config_keys=None):
+def nvidia_device_plugin_enabled(policy_fields):
+    """Whether the ClusterPolicy runs NVIDIA's device plugin (``spec.devicePlugin.enabled``, on by default)."""
+    return bool(policy_fields and policy_fields["device_plugin_enabled"] is not False)
+
+
+def _hami_findings(state, nvidia_device_plugin):
+    """A node where HAMi's device plugin registered: its ``nvidia.com/gpu`` is HAMi's split count, and NVIDIA's
+    device plugin must not run there too (nvidia/hami.py)."""
+    findings = []
+    if nvidia_device_plugin and state.labels.get(deploy_label("device-plugin")) != "false":
+        findings.append(
+            "%s is advertised by two device plugins, NVIDIA's and HAMi's (%s): the kubelet keeps whichever "
+            "registered last, so pods get whole GPUs or HAMi's slices by chance; switch NVIDIA's off "
+            "(ClusterPolicy spec.devicePlugin.enabled: false)" % (RESOURCE_GPU, HAMI_REGISTER_ANNOTATION)
+        )
+    finding = _capacity_finding(
+        state,
+        RESOURCE_GPU,
+        hami_advertised_count(state.hami_devices),
+        "%d GPU(s) x HAMi's deviceSplitCount" % len(state.hami_devices),
+    )
+    if finding:
+        findings.append(finding)
+    return findings
+
+
+def findings_for_node(state, config_keys=None, nvidia_device_plugin=True, hami=False):
     """Problems visible on one node, as sentences for the user (empty when all is consistent).
 
     ``config_keys`` are the keys of the device plugin ConfigMap; when given, a node label naming
     another key is reported (the plugin skips unknown keys). Resource counts are not compared while a
-    MIG change is pending, since mig-manager withdraws the resources on purpose then.
+    MIG change is pending, since mig-manager withdraws the resources on purpose then. ``hami``: HAMi's device plugin
+    runs on the node; ``nvidia_device_plugin``: the ClusterPolicy runs NVIDIA's (both on one node is an error).
     """
     if not state.is_gpu_node:
         return []
@@ -183,6 +219,8 @@ def findings_for_node(state, config_keys=None):
     if LABEL_COUNT not in state.labels:
         findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
         return findings
+    if hami:
+        return findings + _hami_findings(state, nvidia_device_plugin)
 
     if state.mig_strategy == MIG_STRATEGY_MIXED and state.mig_resources:
         for profile, count in sorted(state.mig_resources.items()):

@@ -31,6 +31,7 @@ from collections import namedtuple
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     GPU_TAINT_KEY,
     OPERATOR_DEFAULT_TOLERATIONS,
+    policy_sharing_fields,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
@@ -39,6 +40,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     SHARED_RESOURCE_SUFFIX,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import nodes_running_device_plugin
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     LABEL_MIG_CONFIG,
@@ -94,6 +96,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import
     build_inventory,
     describe_device_plugin_profiles,
     findings_for_node,
+    nvidia_device_plugin_enabled,
     untolerated_taints,
 )
 
@@ -410,6 +413,12 @@ def check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods):
 # (the left-behind message also says "is pending").
 _SHARING_FIXES = (
     (
+        "two device plugins",
+        ERROR,
+        "switch NVIDIA's device plugin off where HAMi's runs (ClusterPolicy spec.devicePlugin.enabled: false)",
+        "the gpushare.k8s.hami role",
+    ),
+    (
         "names no key",
         ERROR,
         "point the node at an existing profile, or create the profile it names",
@@ -462,8 +471,9 @@ def _sharing_fix(message):
     return ERROR, "see gpushare.k8s.gpu_info for the node's state", "gpushare.k8s.gpu_info"
 
 
-def check_sharing(policy, config_map, nodes):
-    """Sharing consistency, as plan/inventory finds it, each finding with its fix."""
+def check_sharing(policy, config_map, nodes, pods=()):
+    """Sharing consistency, as plan/inventory finds it, each finding with its fix; ``pods`` show where HAMi's device
+    plugin runs."""
     findings = []
     if policy is not None:
         for item in build_inventory(policy, config_map, [], [])["findings"]:
@@ -478,6 +488,8 @@ def check_sharing(policy, config_map, nodes):
                 )
             )
     config_keys = set(describe_device_plugin_profiles(config_map)) if config_map is not None else None
+    nvidia_plugin = nvidia_device_plugin_enabled(policy_sharing_fields(policy) if policy is not None else None)
+    hami_nodes = nodes_running_device_plugin(pods)
     for node in nodes:
         state = NodeGpuState.from_node(node)
         if config_keys is None and state.device_plugin_config:
@@ -495,7 +507,8 @@ def check_sharing(policy, config_map, nodes):
                     _SHARING_FIXES[0][3],
                 )
             )
-        for message in findings_for_node(state, config_keys):
+        hami = state.name in hami_nodes and state.hami_devices is not None
+        for message in findings_for_node(state, config_keys, nvidia_plugin, hami):
             severity, fix, fixed_by = _sharing_fix(message)
             if "names no key" in message:
                 fix = "set %s on %s to one of the ConfigMap's keys, or create key %s" % (
@@ -970,7 +983,7 @@ def preflight(
         findings += check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods)
     if "sharing" in checks:
         # Without the operator's namespace its ConfigMap was not read: the policy-level checks would be guesses.
-        findings += check_sharing(policy if namespace else None, config_map, nodes)
+        findings += check_sharing(policy if namespace else None, config_map, nodes, pods)
     if "autoscaling" in checks:
         platform = detect_platform(nodes, machinesets, policy)
         findings += check_autoscaling(

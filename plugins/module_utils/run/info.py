@@ -10,6 +10,10 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import (
+    DEVICE_PLUGIN_POD_SELECTOR,
+    registered_devices,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
@@ -36,7 +40,12 @@ def run_gpu_info(module):
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods(field_selector=workload_pods_selector(namespace))
-    inventory = build_inventory(policy, config_map, nodes, pods)
+    hami_pods = pods
+    if any(registered_devices((node.get("metadata") or {}).get("annotations")) is not None for node in nodes):
+        # Where HAMi ever registered, its device plugin may run in the operator's namespace (kube-system on
+        # Kapsule), which the list above leaves out: its pods, by their label.
+        hami_pods = kube.list_pods(label_selector=DEVICE_PLUGIN_POD_SELECTOR)
+    inventory = build_inventory(policy, config_map, nodes, pods, hami_pods)
     inventory["findings"] = findings + inventory["findings"]
     inventory.update(changed=False, namespace=namespace)
     return inventory
