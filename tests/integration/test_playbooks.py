@@ -91,4 +91,4 @@ def test_mig_on_vks_is_refused_before_any_write(cluster, audit_writes):
         for task in play["tasks"]
         if task["task"]["name"] == "Fail this cluster only"
     ]
-    assert "FAILED at 'Refuse MIG, which VKS does not offer'" in message and "not MIG" in message, message
+    assert "FAILED at 'Refuse MIG, which the role does not do on VKS'" in message and "not MIG" in message, message
