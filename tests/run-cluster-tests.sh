@@ -33,9 +33,10 @@ mkdir -p "$OUT" "$CLUSTERS"
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
 # the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG tests, the
 # bad-input matrix, faults mid-change and concurrency), openshift-ready (the reset and readiness modules, the
-# check-mode parity and least-privilege tests) and openshift (every other integration test file). The Molecule scenarios run in
-# jobs of their own, so that they overlap the pytest jobs; the vks ones include the Helm installs on the local
-# charts (hami, vks-helm). The fleet job starts its own three clusters (tests/fleet).
+# check-mode parity and least-privilege tests) and openshift (every other integration test file, and the cluster
+# lifecycle tests); the playbook tests run before the openshift Molecule scenario in its job. The other Molecule
+# scenarios run in jobs of their own, so that they overlap the pytest jobs; the vks ones include the Helm installs on
+# the local charts (hami, vks-helm). The fleet job starts its own three clusters (tests/fleet).
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py
     tests/integration/test_bad_input.py tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py"
 READY_JOB_FILES="tests/integration/test_gpu_reset.py tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
@@ -43,13 +44,21 @@ READY_JOB_FILES="tests/integration/test_gpu_reset.py tests/integration/test_gpu_
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
     tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
     tests/integration/test_gpu_nvidia_smi.py tests/integration/test_least_privilege.py"
+# The playbooks through ansible-playbook: beside the openshift Molecule scenario, the other job that drives the
+# controller (measured: the jobs then end within a minute or two of each other).
+PLAYBOOK_FILES="tests/integration/test_playbooks.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
-OTHER_FILES="tests/integration $(for file in $MIG_JOB_FILES $READY_JOB_FILES; do printf ' --ignore=%s' "$file"; done)"
+# Starts throwaway clusters of its own: in the openshift job, which has room for it.
+LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
+OTHER_FILES="tests/integration $LIFECYCLE_FILES $(for file in $MIG_JOB_FILES $READY_JOB_FILES $PLAYBOOK_FILES; do
+    printf ' --ignore=%s' "$file"
+done)"
 declare -A JOB_PYTEST=(
-    [openshift-mig]="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES"
+    [openshift-mig]="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES --ignore=$LIFECYCLE_FILES"
     [openshift-ready]=$READY_JOB_FILES
     [openshift]=$OTHER_FILES
+    [openshift-molecule]=$PLAYBOOK_FILES
     [scaleway]="tests/integration"
     [vks]="tests/integration $HELM_CHART_FILES"
 )
