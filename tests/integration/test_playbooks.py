@@ -9,9 +9,19 @@ import pytest
 from integration_helpers import changed_hosts, labels, run_playbook
 
 # profile -> playbook -> (its role variables, a node it changes, the strategy that node shows afterwards)
+# Booleans as an AWX survey passes them, strings ("false"): the roles must read them as booleans (issue 21).
 RUNS = {
     "openshift": {
-        "timeslicing.yml": ({"openshift_machinesets": ["gpushare-ocp-gpu-t4-us-east-1a"]}, "gpu-t4-0", "time-slicing"),
+        "timeslicing.yml": (
+            {
+                "openshift_machinesets": ["gpushare-ocp-gpu-t4-us-east-1a"],
+                "openshift_autoscaling": "false",
+                "openshift_smoke_test": "false",
+                "openshift_drain": "false",
+            },
+            "gpu-t4-0",
+            "time-slicing",
+        ),
         "mps.yml": ({"openshift_nodes": {"names": ["gpu-a100-0"]}}, "gpu-a100-0", "mps"),
         "mig.yml": (
             {
@@ -23,8 +33,14 @@ RUNS = {
             None,
         ),
     },
-    "scaleway": {"timeslicing.yml": ({"scaleway_pool": "gpu-h100"}, "scw-gpu-h100-0", "time-slicing")},
-    "vks": {"mps.yml": ({}, None, "mps")},
+    "scaleway": {
+        "timeslicing.yml": (
+            {"scaleway_pool": "gpu-h100", "scaleway_smoke_test": "false", "scaleway_refuse_under_gpu_jobs": "true"},
+            "scw-gpu-h100-0",
+            "time-slicing",
+        )
+    },
+    "vks": {"mps.yml": ({"vks_install_operator": "false", "vks_smoke_test": "false"}, None, "mps")},
 }
 
 

@@ -31,6 +31,7 @@ from collection_package import (
 TOP_LEVEL = {
     "MANIFEST.json",
     "FILES.json",
+    "LICENSE",
     "README.md",
     "bindep.txt",
     "changelogs",
@@ -48,7 +49,17 @@ TOP_LEVEL = {
 TESTS_SHIPPED = {"tests/ansible.cfg", "tests/run-cluster-tests.sh"}
 LOCAL_STATE = {"__pycache__", ".pytest_cache", ".ansible", ".venv", ".build", ".git"}
 # Files of the working tree that must all be in the tarball (roles/ and playbooks/ as they are today).
-SHIPPED = ("plugins", "roles", "playbooks", "meta", "docs/AWX.md", "README.md", "requirements.txt", "bindep.txt")
+SHIPPED = (
+    "plugins",
+    "roles",
+    "playbooks",
+    "meta",
+    "docs/AWX.md",
+    "README.md",
+    "LICENSE",
+    "requirements.txt",
+    "bindep.txt",
+)
 EE_FILES = (
     "execution-environment.yml",
     "ee/requirements.yml",

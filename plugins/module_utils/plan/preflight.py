@@ -413,12 +413,6 @@ def check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods):
 # (the left-behind message also says "is pending").
 _SHARING_FIXES = (
     (
-        "two device plugins",
-        ERROR,
-        "switch NVIDIA's device plugin off where HAMi's runs (ClusterPolicy spec.devicePlugin.enabled: false)",
-        "the gpushare.k8s.hami role",
-    ),
-    (
         "names no key",
         ERROR,
         "point the node at an existing profile, or create the profile it names",
@@ -460,6 +454,12 @@ _SHARING_FIXES = (
         WARNING,
         "stop or drain the GPU pods on the node so mig-manager can finish",
         "gpushare.k8s.gpu_mig_config (drain: true)",
+    ),
+    (
+        "two device plugins",
+        ERROR,
+        "switch NVIDIA's device plugin off where HAMi's runs (ClusterPolicy spec.devicePlugin.enabled: false)",
+        "the gpushare.k8s.hami role",
     ),
 )
 

@@ -87,3 +87,9 @@ def test_the_annotation_hami_leaves_behind_counts_only_where_its_device_plugin_r
     for hami_pods in ([], [plugin_pod("t4-0", phase="Pending")], [plugin_pod("t4-9")]):
         assert node_findings(back_to_nvidia, True, hami_pods) == []
     assert build_inventory(policy(True), None, [back_to_nvidia], [], [])["nodes"]["t4-0"]["hami_devices"] is None
+
+
+def test_the_hami_fix_leaves_the_other_sharing_fixes_as_they_were():
+    """The table of fixes is matched on wording in order; the first entry also serves the no-ConfigMap case."""
+    [found] = pf.check_sharing(policy(True), None, [t4_node("t4-0", config="no-such-profile")])
+    assert "gpu_reset" in found["fixed_by"] and "hami" not in found["fixed_by"]
