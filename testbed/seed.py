@@ -28,7 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from testbed.simulator import gpu_operator, nvml
 from testbed.simulator.gpu_operator import GPU_TOLERATION
 from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, get_or_none, merge_patch
-from testbed.simulator.kubelet import healthy_conditions
+from testbed.simulator.kubelet import healthy_conditions, registered_labels
 from testbed.simulator.kubelet_exec import KUBELET_ADDRESS, kubelet_port
 from testbed.simulator.machine_api import MACHINE_ANNOTATION, MACHINESET_LABEL, machine_name, machine_of, provider_id
 from testbed.simulator.names import (
@@ -356,18 +356,7 @@ def node_body(profile, name, pool, port, daemonset):
 
     ``daemonset`` is the device plugin's; None seeds the node as it is before the operator was installed.
     """
-    labels = {
-        "kubernetes.io/hostname": name,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
-        # A 1.20 kubelet registers these too; without them the node lifecycle controller adds them a
-        # moment after every seed or reset, so a test reading the node right after would race it.
-        "beta.kubernetes.io/os": "linux",
-        "beta.kubernetes.io/arch": "amd64",
-        "node-role.kubernetes.io/worker": "",
-        "topology.kubernetes.io/zone": profile.zone,
-        "node.kubernetes.io/instance-type": pool.machine,
-    }
+    labels = dict(registered_labels(name, profile.zone, pool.machine), **{"node-role.kubernetes.io/worker": ""})
     labels.update(pool.labels)
     capacity = {"cpu": pool.cpu, "memory": pool.memory, "pods": "110", "ephemeral-storage": "500Gi"}
     allocatable = dict(capacity)

@@ -38,6 +38,21 @@ def _bucket(name, buckets):
     return int(hashlib.sha1(name.encode()).hexdigest(), 16) % buckets
 
 
+def registered_labels(name, zone, instance_type):
+    """The labels a 1.20 kubelet registers its node with (the cloud provider's zone and instance type among them).
+    Without the beta ones the node lifecycle controller adds them a moment after a node is written, so a test
+    reading the node right after would race it."""
+    return {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+        "topology.kubernetes.io/zone": zone,
+        "node.kubernetes.io/instance-type": instance_type,
+    }
+
+
 def healthy_conditions():
     """Node conditions as a healthy kubelet reports them."""
     now = now_rfc3339()

@@ -25,7 +25,7 @@ import logging
 from kubernetes.client.exceptions import ApiException
 
 from testbed.simulator.kube import as_dict, merge_patch
-from testbed.simulator.kubelet import healthy_conditions
+from testbed.simulator.kubelet import healthy_conditions, registered_labels
 from testbed.simulator.names import HARDWARE_ANNOTATION, NFD_NVIDIA_PCI_LABEL
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,6 @@ GROUP, VERSION = "machine.openshift.io", "v1beta1"
 MACHINESET_LABEL = "machine.openshift.io/cluster-api-machineset"
 MACHINE_ANNOTATION = "machine.openshift.io/machine"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-ZONE_LABEL = "topology.kubernetes.io/zone"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet (no vowels, no 0/1/3)
 
 
@@ -104,15 +103,7 @@ def node_of(machineset, machine, hardware_node):
     """The Node the Machine's instance registers, with the hardware of ``hardware_node`` (same instance type)."""
     spec = machineset["spec"]["template"]["spec"]
     name = instance_node_name(machine["metadata"]["name"])
-    labels = {
-        "kubernetes.io/hostname": name,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
-        "beta.kubernetes.io/os": "linux",
-        "beta.kubernetes.io/arch": "amd64",
-        ZONE_LABEL: zone_of(machineset),
-        INSTANCE_TYPE_LABEL: provider_spec(machineset).get("instanceType"),
-    }
+    labels = registered_labels(name, zone_of(machineset), provider_spec(machineset).get("instanceType"))
     labels.update((spec.get("metadata") or {}).get("labels") or {})
     annotations = {MACHINE_ANNOTATION: "%s/%s" % (machine["metadata"]["namespace"], machine["metadata"]["name"])}
     hardware = (hardware_node["metadata"].get("annotations") or {}).get(HARDWARE_ANNOTATION)

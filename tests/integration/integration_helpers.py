@@ -379,6 +379,23 @@ def run_measured(command, env, cwd, timeout):
     return process.returncode, text, round(int(peak_kib) / 1024.0, 1) if peak_kib else None
 
 
+def run_plays(cluster, playbook, env=None, check=False):
+    """``playbook`` (a list of plays as dicts) through ``run_playbook``: ([(task name, localhost's result)], the JSON
+    report, stderr)."""
+    with tempfile.TemporaryDirectory(prefix="gpushare-lp-") as work:
+        path = os.path.join(work, "playbook.yml")
+        with open(path, "w") as stream:
+            json.dump(playbook, stream)  # JSON is YAML
+        _code, report, stderr = run_playbook(cluster, path, *(["--check"] if check else []), env=env)
+    results = [
+        (task["task"]["name"], task["hosts"]["localhost"])
+        for one_play in report["plays"]
+        for task in one_play["tasks"]
+        if "localhost" in task["hosts"]
+    ]
+    return results, report, stderr
+
+
 def run_playbook(cluster, playbook, *args, inventory="localhost,", env=None, timeout=1800):
     """``ansible-playbook playbooks/<playbook> <args>`` against ``cluster`` (its admin kubeconfig; None: each
     inventory host names its cluster) with ansible.posix's json callback: (exit code, the JSON report, stderr)."""

@@ -8,9 +8,7 @@ The rbac role runs through ``ansible-playbook``; the modules run through Ansible
 one after the other as the tasks of one play, with the account's credential in their environment."""
 
 import copy
-import json
 import os
-import tempfile
 import time
 import uuid
 
@@ -22,7 +20,7 @@ from integration_helpers import (
     describe,
     is_write,
     run_module_in_process,
-    run_playbook,
+    run_plays,
     wait_for_object,
 )
 from kubernetes import client
@@ -94,21 +92,6 @@ def play(cluster, tasks, env=None, check=False):
         if result["failed"] and not task.get("ignore_errors"):
             break
     return results
-
-
-def run_plays(cluster, playbook, env=None, check=False):
-    with tempfile.TemporaryDirectory(prefix="gpushare-lp-") as work:
-        path = os.path.join(work, "playbook.yml")
-        with open(path, "w") as stream:
-            json.dump(playbook, stream)  # JSON is YAML
-        _code, report, stderr = run_playbook(cluster, path, *(["--check"] if check else []), env=env)
-    results = [
-        (task["task"]["name"], task["hosts"]["localhost"])
-        for one_play in report["plays"]
-        for task in one_play["tasks"]
-        if "localhost" in task["hosts"]
-    ]
-    return results, report, stderr
 
 
 COLLECTION = "gpushare.k8s."

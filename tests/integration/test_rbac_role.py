@@ -1,13 +1,10 @@
 """The rbac role's ``rbac_state: absent`` removes exactly what the role created: a subject's bindings, the
 ServiceAccount and namespace only if the role created them, the shipped roles once nobody is bound to them."""
 
-import json
-import os
-import tempfile
 import uuid
 
 import pytest
-from integration_helpers import run_playbook
+from integration_helpers import run_plays
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -40,17 +37,7 @@ def play(cluster, *role_vars):
             ],
         }
     ]
-    with tempfile.TemporaryDirectory(prefix="gpushare-rbac-") as work:
-        path = os.path.join(work, "playbook.yml")
-        with open(path, "w") as stream:
-            json.dump(playbook, stream)  # JSON is YAML
-        _code, report, stderr = run_playbook(cluster, path)
-    results = [
-        (task["task"]["name"], task["hosts"]["localhost"])
-        for one_play in report["plays"]
-        for task in one_play["tasks"]
-        if "localhost" in task["hosts"]
-    ]
+    results, report, stderr = run_plays(cluster, playbook)
     assert not any(result.get("failed") for _name, result in results), (results, stderr)
     return results, report["stats"]["localhost"]
 
