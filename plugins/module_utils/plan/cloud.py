@@ -26,7 +26,6 @@ MACHINESET_GPU_ANNOTATION = "machine.openshift.io/GPU"
 # MachineSet's name, only the annotation machine.openshift.io/machine: <namespace>/<machine> (reference section 5;
 # openshift/machine-api-operator, pkg/controller/nodelink).
 MACHINESET_MACHINE_LABEL = "machine.openshift.io/cluster-api-machineset"
-NODE_MACHINE_ANNOTATION = "machine.openshift.io/machine"
 CLUSTER_AUTOSCALER_NAME = "default"
 # (group, version, plural) of OpenShift's objects; listing them elsewhere finds nothing (no CRD).
 MACHINESET = ("machine.openshift.io", "v1beta1", "machinesets")

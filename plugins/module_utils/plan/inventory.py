@@ -119,7 +119,7 @@ def build_inventory(policy, config_map, nodes, pods, hami_pods=()):
             continue
         entry = state.to_dict()
         entry["gpu_pods"] = pods_by_node.get(state.name, [])
-        hami = state.name in hami_nodes and state.hami_devices is not None
+        hami = runs_hami(state, hami_nodes)
         entry["hami_devices"] = [dict(device) for device in state.hami_devices] if hami else None
         entry["findings"] = findings_for_node(state, config_keys, nvidia_device_plugin_enabled(policy_fields), hami)
         blocking = untolerated_taints(state.taints, tolerations)
@@ -149,6 +149,11 @@ def _capacity_finding(state, resource, expected, what):
             )
         )
     return None
+
+
+def runs_hami(state, hami_nodes):
+    """Whether HAMi shares the node's GPUs: its device plugin runs there (``hami_nodes``) and described them."""
+    return state.name in hami_nodes and state.hami_devices is not None
 
 
 def nvidia_device_plugin_enabled(policy_fields):

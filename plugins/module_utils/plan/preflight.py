@@ -97,6 +97,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import
     describe_device_plugin_profiles,
     findings_for_node,
     nvidia_device_plugin_enabled,
+    runs_hami,
     untolerated_taints,
 )
 
@@ -507,7 +508,7 @@ def check_sharing(policy, config_map, nodes, pods=()):
                     _SHARING_FIXES[0][3],
                 )
             )
-        hami = state.name in hami_nodes and state.hami_devices is not None
+        hami = runs_hami(state, hami_nodes)
         for message in findings_for_node(state, config_keys, nvidia_plugin, hami):
             severity, fix, fixed_by = _sharing_fix(message)
             if "names no key" in message:
