@@ -25,7 +25,7 @@ from integration_helpers import (
 )
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from workloads import gpu_pod
+from workloads import fresh_namespace, gpu_pod
 
 from testbed import seed
 
@@ -402,9 +402,7 @@ def created_config_map(api_client, kube, profile):
 
 def gpu_pod_on_t4(api_client, kube, profile):
     """A GPU pod on gpu-t4-0: with drain: true the module cordons, then evicts it."""
-    namespace = "lp-" + uuid.uuid4().hex[:6]
-    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": namespace}})
-    gpu_pod(api_client, "gpu-t4-0", namespace)
+    gpu_pod(api_client, "gpu-t4-0", fresh_namespace(api_client, "lp-"))
 
 
 # (kind, role, resource, verb, setup, module, args). A missing write verb is found before any write: the writer (and,

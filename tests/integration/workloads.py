@@ -9,12 +9,31 @@ from kubernetes import client
 TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
+def fresh_namespace(api_client, prefix="it-"):
+    """A new namespace, returned once it is ready for pods.
+
+    Kubernetes 1.20's ServiceAccount admission refuses pods ("No API token found", HTTP 500) until the token
+    controller has given the namespace's default ServiceAccount its token, which can take seconds on a busy
+    machine; a module that creates pods there (gpu_smoke_test) would fail on it, so the token is waited for (a
+    watch, not a retry of the create).
+    """
+    name = prefix + uuid.uuid4().hex[:6]
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"metadata": {"name": name}})
+    wait_for_object(
+        core.list_namespaced_service_account,
+        lambda account: bool(account.get("secrets")),
+        "the default ServiceAccount of %s to get its token" % name,
+        name,
+        field_selector="metadata.name=default",
+    )
+    return name
+
+
 @pytest.fixture
 def namespace(api_client):
     """A fresh namespace per test: the reset deletes the previous ones, which may still be terminating."""
-    name = "it-" + uuid.uuid4().hex[:6]
-    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": name}})
-    return name
+    return fresh_namespace(api_client)
 
 
 def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
@@ -34,16 +53,6 @@ def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
             ],
         },
     }
-    # Kubernetes 1.20's ServiceAccount admission refuses pods ("No API token found") until the token
-    # controller has given the namespace's default ServiceAccount its token, which can take seconds on a
-    # busy machine: wait for it (a watch) instead of retrying the create.
-    wait_for_object(
-        core.list_namespaced_service_account,
-        lambda account: bool(account.get("secrets")),
-        "the default ServiceAccount of %s to get its token" % namespace,
-        namespace,
-        field_selector="metadata.name=default",
-    )
     core.create_namespaced_pod(namespace, body)
     return wait_for_object(
         core.list_namespaced_pod,
