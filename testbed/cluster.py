@@ -278,6 +278,20 @@ def https_ok(url, context=None):
         return False
 
 
+def default_service_account_has_token():
+    """Whether pods may be created in the default namespace yet.
+
+    Kubernetes 1.20's ServiceAccount admission refuses a pod until the token controller has given its namespace's
+    default ServiceAccount a token; a cluster is handed over ready for pods, as a real one is.
+    """
+    url = SERVER + "/api/v1/namespaces/default/serviceaccounts/default"
+    try:
+        with urllib.request.urlopen(url, context=admin_ssl_context(), timeout=2) as response:
+            return bool(json.load(response).get("secrets"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
 def insecure_context():
     # The controller-manager and scheduler serve /healthz with self-signed certificates.
     context = ssl.create_default_context()
@@ -486,6 +500,7 @@ def up(profile, nodes, step_delay):
             process,
             lambda: https_ok("https://127.0.0.1:%d/healthz" % CONTROLLER_MANAGER_PORT, insecure_context()),
         )
+        wait_until("kube-controller-manager", process, default_service_account_has_token)
     if not pid_of("kube-scheduler"):
         process = start_process("kube-scheduler", scheduler_argv(bin_dir), env=go_env())
         wait_until(
