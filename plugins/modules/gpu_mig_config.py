@@ -135,8 +135,12 @@ options:
     type: int
     default: 600
 notes:
-  - Reconfiguring MIG restarts the node's GPU operands (device plugin, GPU Feature Discovery, DCGM) and, with
-    C(WITH_REBOOT=true) in C(spec.migManager.env), may reboot the node.
+  - Reconfiguring MIG restarts the node's GPU operands (device plugin, GPU Feature Discovery, DCGM).
+  - Turning MIG on or off needs a GPU reset. A node that cannot reset its GPUs in place (a VM whose hypervisor does
+    not allow it, for one) changes MIG mode only across a reboot. With C(WITH_REBOOT=true) in
+    C(spec.migManager.env), mig-manager then sets C(nvidia.com/mig.config.state=rebooting) and reboots the node, and
+    the module waits through it (the node is NotReady meanwhile; give I(wait_timeout) room for a reboot) and reports
+    it in C(nodes.<name>.rebooted). Without it, the change fails on that node.
   - To retry a change that failed, remove the cause and apply another configuration first, because mig-manager
     acts on changes of the label only.
 seealso:
@@ -228,6 +232,8 @@ nodes:
   description:
     - Per target node, its MIG configuration, state and the MIG devices and C(nvidia.com/*) resources it advertised
       before and, after waiting, advertises now.
+    - After waiting, C(rebooted) says whether the node rebooted meanwhile (its C(status.nodeInfo.bootID) changed);
+      mig-manager with C(WITH_REBOOT=true) reboots a node whose GPUs cannot change MIG mode without one.
   returned: always
   type: dict
   sample:
@@ -238,6 +244,7 @@ nodes:
       after: {"mig_config": "all-1g.5gb", "mig_config_state": "success", "mig_strategy": "mixed",
               "product": "NVIDIA-A100-PCIE-40GB", "mig_devices": {"1g.5gb": 14},
               "allocatable": {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 14}, "unschedulable": false}
+      rebooted: false
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

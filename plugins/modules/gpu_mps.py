@@ -75,7 +75,8 @@ config:
     sharing: {"mps": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 10}]}}
 nodes:
   description:
-    - Per affected node, what it advertised before and after, and the per-client MPS limits.
+    - Per affected node, what it advertised before and after, whether it rebooted meanwhile (C(rebooted), its
+      C(status.nodeInfo.bootID) changed) and the per-client MPS limits.
   returned: always
   type: dict
   sample:
@@ -83,6 +84,7 @@ nodes:
       before: {"product": "NVIDIA-A100-PCIE-40GB", "count": 2, "replicas": 1, "sharing_strategy": "none"}
       after: {"product": "NVIDIA-A100-PCIE-40GB-SHARED", "count": 2, "replicas": 10, "sharing_strategy": "mps",
               "mps_capable": true}
+      rebooted: false
       mps_limits: {"active_thread_percentage": 10, "pinned_device_memory_limit_mib": 4096}
 """
 

@@ -134,6 +134,8 @@ nodes:
   description:
     - Per reset node (every target, and every node whose MIG is disabled), what it advertised before and,
       after waiting, advertises now, MIG configuration and state included.
+    - After waiting, C(rebooted) says whether the node rebooted meanwhile (its C(status.nodeInfo.bootID) changed);
+      disabling MIG, mig-manager with C(WITH_REBOOT=true) reboots a node whose GPUs cannot leave MIG mode without one.
   returned: when I(restore=false)
   type: dict
   sample:
@@ -141,6 +143,7 @@ nodes:
       before: {"sharing_strategy": "time-slicing", "replicas": 2, "mig_config": "all-1g.5gb",
                "mig_config_state": "success"}
       after: {"sharing_strategy": "none", "replicas": 1, "mig_config": "all-disabled", "mig_config_state": "success"}
+      rebooted: false
 restored:
   description:
     - The objects put back; C(daemon_sets) lists Node Feature Discovery workers whose tolerations

@@ -89,7 +89,8 @@ config:
     sharing: {"timeSlicing": {"renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}
 nodes:
   description:
-    - Per affected node, what it advertised before and, after waiting, what it advertises now.
+    - Per affected node, what it advertised before and, after waiting, what it advertises now, and whether it
+      rebooted meanwhile (C(rebooted), its C(status.nodeInfo.bootID) changed).
   returned: always
   type: dict
   sample:
@@ -98,6 +99,7 @@ nodes:
                "allocatable": {"nvidia.com/gpu": 1}}
       after: {"product": "Tesla-T4-SHARED", "count": 1, "replicas": 4, "sharing_strategy": "time-slicing",
               "allocatable": {"nvidia.com/gpu": 4}}
+      rebooted: false
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

@@ -5,6 +5,10 @@
   a node whose conditions the node lifecycle controller turned Unknown (after a gap) is set Ready again.
 - Pods bound to a node become Running and Ready; pods being deleted gracefully are deleted with
   grace 0, as a kubelet does once their containers stopped.
+- A node mig-manager rebooted (``sim.gpushare.k8s/down-until``) is down until then: no lease renewal, its
+  conditions Unknown as the node lifecycle controller sets them for a silent kubelet; it comes back Ready with a
+  new ``status.nodeInfo.bootID`` and the kubelet's ``Rebooted`` Event; its pods are Ready again (no restart is
+  counted).
 """
 
 import hashlib
@@ -12,11 +16,13 @@ import ipaddress
 import logging
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes.client.exceptions import ApiException
 
 from testbed.simulator.kube import merge_patch, now_micro, now_rfc3339
+from testbed.simulator.names import DOWN_UNTIL_ANNOTATION
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +37,9 @@ HEALTHY_CONDITIONS = {
     "PIDPressure": ("False", "KubeletHasSufficientPID"),
 }
 POD_NETWORK = ipaddress.ip_network("10.128.0.0/14")
+POD_READY_CONDITIONS = ("ContainersReady", "Ready")
+# How soon a pod on a node whose reboot is over, but whose kubelet has not reported back yet, is looked at again.
+REBOOT_POLL_SECONDS = 0.5
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
@@ -69,6 +78,32 @@ def healthy_conditions():
     ]
 
 
+def _down_until(node):
+    """When a rebooting node comes back (epoch seconds), or None."""
+    until = ((node or {}).get("metadata", {}).get("annotations") or {}).get(DOWN_UNTIL_ANNOTATION)
+    return float(until) if until else None
+
+
+def _unknown_conditions():
+    """Node conditions as the node lifecycle controller sets them when the kubelet stops posting."""
+    now = now_rfc3339()
+    return [
+        {
+            "type": kind,
+            "status": "Unknown",
+            "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.",
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+        for kind in HEALTHY_CONDITIONS
+    ]
+
+
+def _condition_statuses(node):
+    return {condition["type"]: condition["status"] for condition in (node.get("status") or {}).get("conditions") or []}
+
+
 def pod_ip(pod):
     """A stable pod IP derived from the pod's uid."""
     offset = _bucket(pod["metadata"]["uid"], POD_NETWORK.num_addresses - 2) + 1
@@ -101,6 +136,8 @@ class Kubelet(object):
         list(self._renewers.map(self._renew_lease, self.cluster.node_names()))
 
     def _renew_lease(self, name):
+        if _down_until(self.cluster.node(name)):
+            return  # a rebooting node's kubelet is not running
         try:
             try:
                 merge_patch(
@@ -126,28 +163,51 @@ class Kubelet(object):
             "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS, "renewTime": now_micro()},
         }
 
+    def reboot_step(self, node):
+        """Keep a rebooting node down until its time, then bring it back. Returns the seconds it stays down, 0 when
+        it just came back (the node's update brings it to the reconcilers again), or None: it is not rebooting."""
+        until = _down_until(node)
+        if until is None:
+            return None
+        name = node["metadata"]["name"]
+        left = until - time.time()
+        if left > 0:
+            if _condition_statuses(node).get("Ready") != "Unknown":
+                log.info("node %s: down (rebooting)", name)
+                self._patch_status(name, {"conditions": _unknown_conditions()})
+            return left
+        boot_id = str(uuid.uuid4())
+        log.info("node %s: back from its reboot, boot id %s", name, boot_id)
+        self._patch_status(name, {"conditions": healthy_conditions(), "nodeInfo": {"bootID": boot_id}})
+        merge_patch(self.kube.core.patch_node, name, body={"metadata": {"annotations": {DOWN_UNTIL_ANNOTATION: None}}})
+        self.kube.node_event(node, "Rebooted", "Node %s has been rebooted, boot id: %s" % (name, boot_id), "kubelet")
+        return 0
+
+    def _patch_status(self, name, status):
+        self.kube.core.patch_node_status(
+            name, {"status": status}, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False
+        )
+
     def keep_ready(self, node):
         """Report the node healthy again if its conditions say otherwise (e.g. Unknown after a gap)."""
-        current = {
-            condition["type"]: condition["status"] for condition in (node.get("status") or {}).get("conditions") or []
-        }
+        current = _condition_statuses(node)
         if all(current.get(kind) == status for kind, (status, _reason) in HEALTHY_CONDITIONS.items()):
             return
         log.info("node %s: reporting Ready again (was %s)", node["metadata"]["name"], current.get("Ready"))
-        self.kube.core.patch_node_status(
-            node["metadata"]["name"],
-            {"status": {"conditions": healthy_conditions()}},
-            _content_type=STRATEGIC_MERGE_PATCH,
-            _preload_content=False,
-        )
+        self._patch_status(node["metadata"]["name"], {"conditions": healthy_conditions()})
 
     # pods -------------------------------------------------------------------------------------
 
     def run_pod(self, pod):
-        """Start a bound pod (Running, Ready) or finish deleting a terminating one."""
+        """Start a bound pod (Running, Ready), report a running one Ready again (the node lifecycle controller marks
+        the pods of a silent node NotReady), or finish deleting a terminating one. Nothing happens on a node that
+        is down: returns the seconds after which to look again then, else None."""
         metadata, spec = pod["metadata"], pod["spec"]
         if not spec.get("nodeName"):
-            return
+            return None
+        until = _down_until(self.cluster.node(spec["nodeName"]))
+        if until:
+            return max(until - time.time(), REBOOT_POLL_SECONDS)
         if metadata.get("deletionTimestamp"):
             try:
                 # With a body the API server ignores query parameters: the grace period goes in the body.
@@ -160,9 +220,13 @@ class Kubelet(object):
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise
-            return
-        if (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed"):
-            return
+            return None
+        phase = (pod.get("status") or {}).get("phase")
+        if phase == "Running":
+            self._keep_pod_ready(pod)
+            return None
+        if phase in ("Succeeded", "Failed"):
+            return None
         now = now_rfc3339()
         node = self.cluster.node(spec["nodeName"])
         host_ip = next(
@@ -207,4 +271,29 @@ class Kubelet(object):
                     "containerStatuses": containers,
                 },
             },
+        )
+        return None
+
+    def _keep_pod_ready(self, pod):
+        """Report a running pod's containers ready again if something marked it otherwise."""
+        status = pod["status"]
+        if all(c.get("status") == "True" for c in status.get("conditions") or [] if c["type"] in POD_READY_CONDITIONS):
+            return
+        now = now_rfc3339()
+        self.kube.core.patch_namespaced_pod_status(
+            pod["metadata"]["name"],
+            pod["metadata"]["namespace"],
+            {
+                "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]},
+                "status": {
+                    "conditions": [
+                        {"type": kind, "status": "True", "lastTransitionTime": now} for kind in POD_READY_CONDITIONS
+                    ],
+                    "containerStatuses": [
+                        {"name": c["name"], "ready": True} for c in status.get("containerStatuses") or []
+                    ],
+                },
+            },
+            _content_type=STRATEGIC_MERGE_PATCH,
+            _preload_content=False,
         )

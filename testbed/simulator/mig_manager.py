@@ -11,17 +11,29 @@ Flow: 1. already applied: ``state=success``; 2. ``state=pending`` and the operan
 (``paused-for-mig-change``); 3. apply with mig-parted; 4. ``state=success`` with the operands back, or
 ``state=failed`` with a ``MigConfigFailed`` Event. A label that was handled is not retried until it
 changes (#891).
+
+A MIG mode change (a GPU going into or out of MIG) needs a GPU reset. Where the node cannot reset its GPUs in
+place (``sim.gpushare.k8s/mig-mode-needs-reboot``), step 3's mode change does not take effect: with
+``WITH_REBOOT=true`` in ``spec.migManager.env`` mig-manager sets ``state=rebooting`` and reboots the node (the
+mode is applied across the reboot; the kubelet stand-in keeps the node down a moment and brings it back with a new
+boot ID), then starts over and finishes; without it the change fails (mig-parted's
+``deployments/gpu-operator/reconfigure-mig.sh``: ``apply --mode-only``, then ``rebooting`` and ``reboot``, or
+the config apply failing).
 """
+
+import time
 
 from testbed.simulator import mig_parted
 from testbed.simulator.kube import as_dict, get_or_none
 from testbed.simulator.names import (
     DEFAULT_MIG_CONFIGMAP,
     DEPLOY_LABEL_PREFIX,
+    DOWN_UNTIL_ANNOTATION,
     MIG_CONFIG_FAILED,
     MIG_CONFIG_KEY,
     MIG_CONFIG_LABEL,
     MIG_FAIL_ANNOTATION,
+    MIG_MODE_NEEDS_REBOOT_ANNOTATION,
     MIG_PAUSED_COMPONENTS,
     MIG_STATE_LABEL,
     MIG_STUCK_ANNOTATION,
@@ -31,6 +43,9 @@ from testbed.simulator.names import (
 
 MIG_MANAGER = "nvidia-mig-manager"
 DEPLOY_LABEL = DEPLOY_LABEL_PREFIX + "mig-manager"
+MIG_STATE_REBOOTING = "rebooting"
+# How many step delays a simulated reboot keeps the node down.
+REBOOT_STEPS = 10
 
 
 class MigManager(object):
@@ -54,6 +69,18 @@ class MigManager(object):
         except mig_parted.MigConfigError as exc:
             self._finish(change, label, "failed")
             change.event(MIG_CONFIG_FAILED, "Failed to apply MIG configuration '%s': %s" % (label, exc), MIG_MANAGER)
+            return False
+        if _mode_changes(change.applied["migLayout"], layout) and _needs_reboot(change):
+            if not _with_reboot(policy):
+                self._finish(change, label, "failed")
+                change.event(
+                    MIG_CONFIG_FAILED,
+                    "Failed to apply MIG configuration '%s': the MIG mode change did not take effect (the GPUs need a "
+                    "reset this node cannot do in place; WITH_REBOOT is not true)" % label,
+                    MIG_MANAGER,
+                )
+                return False
+            self._reboot(change, layout)
             return False
         change.applied["migLayout"] = layout
         self._finish(change, label, "success")
@@ -112,6 +139,14 @@ class MigManager(object):
                         "In use by another client (pod %s/%s)" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
                     )
 
+    def _reboot(self, change, layout):
+        """``state=rebooting`` and the node goes down; the MIG mode the reboot applies persists (a GPU going into MIG
+        comes back with no MIG devices yet, one leaving it without MIG). mig-manager starts over once it is up."""
+        change.labels[MIG_STATE_LABEL] = MIG_STATE_REBOOTING
+        change.applied["migLayout"] = [None if gpu is None else [] for gpu in layout]
+        change.annotations[DOWN_UNTIL_ANNOTATION] = "%.3f" % (time.time() + REBOOT_STEPS * self.step_delay)
+        change.requeue_after = REBOOT_STEPS * self.step_delay
+
     @staticmethod
     def _finish(change, label, state):
         """Step 4: restore the operands and report; the label is not retried until it changes (#891)."""
@@ -120,3 +155,17 @@ class MigManager(object):
         for component in MIG_PAUSED_COMPONENTS:
             if change.labels.get(DEPLOY_LABEL_PREFIX + component) == PAUSED_FOR_MIG_CHANGE:
                 change.labels[DEPLOY_LABEL_PREFIX + component] = "true"
+
+
+def _mode_changes(current_layout, layout):
+    """Whether some GPU goes into or out of MIG mode (``None`` per GPU: MIG disabled)."""
+    return any((old is None) != (new is None) for old, new in zip(current_layout, layout))
+
+
+def _needs_reboot(change):
+    return change.annotations.get(MIG_MODE_NEEDS_REBOOT_ANNOTATION) == "true"
+
+
+def _with_reboot(policy):
+    env = ((policy.get("spec") or {}).get("migManager") or {}).get("env") or []
+    return any(item.get("name") == "WITH_REBOOT" and str(item.get("value")).lower() == "true" for item in env)

@@ -15,6 +15,11 @@ APPLIED_ANNOTATION = "sim.gpushare.k8s/applied"
 # Test knobs (DESIGN.md, "The simulator's contract").
 MIG_FAIL_ANNOTATION = "sim.gpushare.k8s/mig-fail"
 MIG_STUCK_ANNOTATION = "sim.gpushare.k8s/mig-stuck"
+# The node's GPUs change MIG mode only across a reboot (no GPU reset in place, as in a VM whose hypervisor does not
+# allow one: NVIDIA's MIG user guide). mig-manager then reboots the node with WITH_REBOOT=true, or fails.
+MIG_MODE_NEEDS_REBOOT_ANNOTATION = "sim.gpushare.k8s/mig-mode-needs-reboot"
+# Set while the node is rebooting: when it comes back (epoch seconds). Written by mig-manager, removed by the kubelet.
+DOWN_UNTIL_ANNOTATION = "sim.gpushare.k8s/down-until"
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"

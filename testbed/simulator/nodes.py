@@ -19,7 +19,7 @@ import time
 
 from testbed.simulator import device_plugin, gpu_feature_discovery, gpu_operator, hami, nvml
 from testbed.simulator.kube import merge_patch
-from testbed.simulator.mig_manager import MigManager
+from testbed.simulator.mig_manager import MIG_STATE_REBOOTING, MigManager
 from testbed.simulator.names import (
     APPLIED_ANNOTATION,
     GPU_PRESENT_LABEL,
@@ -124,7 +124,7 @@ class NodeReconciler(object):
         if "migLayout" not in change.applied:  # first start here (a HAMi-only record may be there)
             change.applied.update(fresh_applied(hardware, daemonset, None, policy))
         plugin_restarts = self.mig_manager.step(change, hardware, policy)
-        if change.labels.get(MIG_STATE_LABEL) == "pending":  # paused while mig-manager works
+        if change.labels.get(MIG_STATE_LABEL) in ("pending", MIG_STATE_REBOOTING):  # paused while mig-manager works
             return
         plugin_runs = daemonset is not None and gpu_operator.is_enabled(policy, "devicePlugin")
         if plugin_runs:

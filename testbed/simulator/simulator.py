@@ -213,12 +213,13 @@ class Simulator(object):
         if key[0] == "node":
             node = self.node(key[1])
             if node is not None:
+                down_for = self.kubelet.reboot_step(node)
+                if down_for is not None:
+                    return down_for or None  # nothing runs on a node that is down or whose kubelet just came back
                 self.kubelet.keep_ready(node)
             return self.node_reconciler.reconcile(key[1])
         pod = self.pods.get(key[2], key[1])
-        if pod is not None:
-            self.kubelet.run_pod(pod)
-        return None
+        return self.kubelet.run_pod(pod) if pod is not None else None
 
     def _work(self):
         while True:

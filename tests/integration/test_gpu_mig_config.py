@@ -10,6 +10,8 @@ from integration_helpers import ADMIN_USER, WRITE_VERBS, allocatable, describe, 
 from kubernetes import client
 from workloads import gpu_pod, pod_exists
 
+from testbed.simulator.names import MIG_MODE_NEEDS_REBOOT_ANNOTATION
+
 pytestmark = pytest.mark.profiles("openshift")
 
 A100 = ["gpu-a100-0", "gpu-a100-1"]
@@ -207,8 +209,39 @@ def test_simulated_failure_reported_per_node(kube, run_module):
     )
     assert "gpu-a100-1" not in result["msg"]
     assert result["details"]["failed"].keys() == {"gpu-a100-0"}
-    assert result["_seconds"] < 60  # reported at once, not at the timeout
+    assert "Timed out" not in result["msg"]  # reported at once, not at the timeout
     assert labels(kube.node("gpu-a100-1"))["nvidia.com/mig.config.state"] == "success"
+
+
+def test_with_reboot_the_module_waits_through_the_nodes_reboot_and_reports_it(kube, run_module):
+    """A node that changes MIG mode only across a reboot: without WITH_REBOOT the change fails there; with it,
+    mig-manager reboots the node (state rebooting, NotReady, a new boot ID) and the module waits it out."""
+    kube.annotate_node("gpu-a100-0", {MIG_MODE_NEEDS_REBOOT_ANNOTATION: "true"})
+    refused = mig(run_module, A100, strategy="mixed", config="all-1g.5gb", wait_timeout=120)
+    assert refused["failed"] and refused["details"]["failed"].keys() == {"gpu-a100-0"}, refused
+    assert "MIG mode change did not take effect" in refused["msg"] and "WITH_REBOOT" in refused["msg"]
+    # mig-manager does not retry an unchanged label: another config first (the node never left MIG mode off).
+    assert not mig(run_module, A100, config="all-disabled").get("failed")
+    boot_id = kube.node("gpu-a100-0")["status"]["nodeInfo"]["bootID"]
+
+    kube.patch_policy({"migManager": {"env": [{"name": "WITH_REBOOT", "value": "true"}]}})
+    on = mig(run_module, A100, strategy="mixed", config="all-1g.5gb", wait_timeout=120)
+    assert on["changed"] and not on.get("failed"), on.get("msg")
+    assert any("WITH_REBOOT=true" in warning and "gpu-a100-0, gpu-a100-1" in warning for warning in on["warnings"])
+    assert (on["nodes"]["gpu-a100-0"]["rebooted"], on["nodes"]["gpu-a100-1"]["rebooted"]) == (True, False)
+    assert on["nodes"]["gpu-a100-0"]["after"]["mig_devices"] == {"1g.5gb": 14}
+    node = kube.node("gpu-a100-0")
+    assert node["status"]["nodeInfo"]["bootID"] != boot_id
+    assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"] == "True"
+    rebooted = kube.core.list_namespaced_event(
+        "default", field_selector="involvedObject.kind=Node,involvedObject.name=gpu-a100-0,reason=Rebooted"
+    ).items
+    assert len(rebooted) == 1 and node["status"]["nodeInfo"]["bootID"] in rebooted[0].message
+
+    # Out of MIG mode is a mode change too: another reboot, and the node comes back with its GPUs whole.
+    off = mig(run_module, ["gpu-a100-0"], config="all-disabled", wait_timeout=120)
+    assert not off.get("failed") and off["nodes"]["gpu-a100-0"]["rebooted"], off.get("msg")
+    assert off["nodes"]["gpu-a100-0"]["after"]["allocatable"] == {"nvidia.com/gpu": 2}
 
 
 def test_stuck_pending_reported_at_timeout(kube, run_module):

@@ -80,6 +80,15 @@ def mig_manager_config_map(policy):
     return mig_manager_config_of(policy).get("name") or DEFAULT_MIG_CONFIG_MAP
 
 
+def mig_manager_reboots(policy):
+    """Whether mig-manager may reboot a node: ``WITH_REBOOT=true`` in ``spec.migManager.env``, which it reads to reboot
+    a node whose MIG mode change did not take effect without one (mig-parted's reconfigure-mig.sh)."""
+    env = ((policy.get("spec") or {}).get("migManager") or {}).get("env") or []
+    return any(
+        item.get("name") == "WITH_REBOOT" and str(item.get("value", "")).strip().lower() == "true" for item in env
+    )
+
+
 def mig_strategy_of(policy):
     return ((policy.get("spec") or {}).get("mig") or {}).get("strategy") or DEFAULT_MIG_STRATEGY
 

@@ -22,6 +22,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     POLICY_STRATEGY_FIELD,
     mig_manager_config_map,
     mig_manager_config_of,
+    mig_manager_reboots,
     mig_strategy_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
@@ -48,6 +49,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     LABEL_MIG_CONFIG_STATE,
     MIG_STATE_FAILED,
     MIG_STATE_PENDING,
+    MIG_STATE_REBOOTING,
     MIG_STATE_SUCCESS,
     PAUSED_FOR_MIG_CHANGE,
     NodeGpuState,
@@ -176,7 +178,9 @@ class MigExpectation(object):
                     ", ".join(deploy_label(c) for c in state.paused_components),
                     PAUSED_FOR_MIG_CHANGE,
                 )
-            if state.mig_config_state == MIG_STATE_PENDING or state.paused_components:
+            if state.mig_config_state == MIG_STATE_REBOOTING:
+                problem += "; " + _reboot_progress(node)
+            elif state.mig_config_state == MIG_STATE_PENDING or state.paused_components:
                 problem += "; " + STUCK_HINT
             return problem
         if self.strategy and state.mig_strategy != self.strategy:
@@ -188,6 +192,24 @@ class MigExpectation(object):
                 _describe_devices(self.devices),
             )
         return None
+
+
+def _reboot_progress(node):
+    """Where a node mig-manager is rebooting stands: down (its Ready condition), or back and resuming."""
+    ready = next(
+        (c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"),
+        {},
+    )
+    if ready.get("status") == "True":
+        return (
+            "mig-manager rebooted the node to change the GPUs' MIG mode (WITH_REBOOT=true); it is Ready again and "
+            "mig-manager resumes the change"
+        )
+    return (
+        "mig-manager is rebooting the node to change the GPUs' MIG mode (WITH_REBOOT=true) and it is not back yet "
+        "(Ready=%s%s); a reboot can take minutes: allow for it in wait_timeout"
+        % (ready.get("status") or "unknown", ": %s" % ready["message"] if ready.get("message") else "")
+    )
 
 
 def _describe_devices(devices):
@@ -291,6 +313,11 @@ def _validate_node(request, state, configs, strategy, warnings):
     # On a re-plan after a conflict, the target config pending or failed on a node the first plan checked is this
     # task's own label, written before the conflict (MigRequest.checked_nodes): the wait reports its outcome.
     own_change = state.name in request.checked_nodes and state.mig_config == request.target_config
+    if state.mig_config_state == MIG_STATE_REBOOTING and not own_change:
+        raise GpuShareError(
+            "node %s: mig-manager is rebooting it for its previous MIG change to %s (WITH_REBOOT=true); wait for the "
+            "node to come back and the change to finish" % (state.name, state.mig_config)
+        )
     if state.mig_config_state in BUSY_MIG_STATES and not own_change:
         raise GpuShareError(
             "node %s: its previous MIG change to %s is still %s; wait for it to finish (or see why it does not: %s)"
@@ -400,6 +427,18 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
             plan.warnings.append(
                 "The MIG strategy is cluster-wide: changing it to %s re-advertises the MIG devices of node(s) %s too."
                 % (strategy, ", ".join(others))
+            )
+    if mig_manager_reboots(policy):
+        switching = sorted(
+            name
+            for name, layout in plan.layouts.items()
+            if states[name].mig_enabled != any(entry.get("mig-enabled") for entry in layout)
+        )
+        if switching:
+            plan.warnings.append(
+                "mig-manager runs with WITH_REBOOT=true, and node(s) %s change MIG mode: a node that cannot reset its "
+                "GPUs in place is rebooted (NotReady meanwhile, its pods restarted), which wait_timeout must allow for."
+                % ", ".join(switching)
             )
     if policy_patch:
         plan.policy_patch = recorded(policy, policy_patch, "spec", records)

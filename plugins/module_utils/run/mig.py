@@ -73,5 +73,5 @@ def run_gpu_mig_config(module):
         module, change, params["wait_timeout"], "the MIG change", params["wait"], plan_access(kube, operator, plan)
     )
     result.update(guard.fields())
-    record_after(result, final)
+    record_after(result, fleet, final)
     return result

@@ -125,7 +125,7 @@ def run_reset(module):
         plan_access(kube, operator, plan) + (plan_access(kube, operator, mig_plan) if mig_plan else []),
     )
     result.update(guard.fields())
-    record_after(result, final)
+    record_after(result, fleet, final)
     return result
 
 

@@ -25,7 +25,16 @@ def new_result(operator, plan, fleet, node_names, **fields):
     return result
 
 
-def record_after(result, final_nodes):
-    """Add each waited-for node's ``after`` summary (``final_nodes``: name -> node dict)."""
+def record_after(result, fleet, final_nodes):
+    """Add each waited-for node's ``after`` summary (``final_nodes``: name -> node dict) and whether it rebooted since
+    ``fleet`` was read: its kubelet's boot ID changed (mig-manager with ``WITH_REBOOT=true`` reboots a node whose GPUs
+    cannot change MIG mode in place)."""
     for name, node in final_nodes.items():
-        result["nodes"].setdefault(name, {})["after"] = node_summary(node)
+        entry = result["nodes"].setdefault(name, {})
+        entry["after"] = node_summary(node)
+        before = _boot_id(fleet.nodes.get(name))
+        entry["rebooted"] = bool(before) and before != _boot_id(node)
+
+
+def _boot_id(node):
+    return (((node or {}).get("status") or {}).get("nodeInfo") or {}).get("bootID")

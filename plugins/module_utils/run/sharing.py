@@ -157,7 +157,7 @@ def run_sharing_profile(module, method, default_key, resources=None):
     result.update(guard.fields())
     if not final:
         return result
-    record_after(result, final)
+    record_after(result, fleet, final)
     if method == METHOD_MPS and config is not None:
         # mps.capable=true on the nodes is what schedules the control daemon; wait for it too.
         wait_for_daemon_sets(

@@ -302,13 +302,43 @@ def test_cpu_node_refused():
 # --- node state -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("state", ["pending", "rebooting"])
-def test_node_with_change_still_pending_refused(state):
+def test_node_with_change_still_pending_refused():
     node = a100(
-        mig_config="all-1g.5gb", state=state, extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"}
+        mig_config="all-1g.5gb", state="pending", extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"}
     )
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
-    assert "previous MIG change to all-1g.5gb is still %s" % state in msg and "2833" in msg
+    assert "previous MIG change to all-1g.5gb is still pending" in msg and "2833" in msg
+
+
+def test_node_mig_manager_is_rebooting_refused_without_the_stuck_hint():
+    node = a100(
+        mig_config="all-1g.5gb",
+        state="rebooting",
+        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
+    )
+    msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
+    assert "mig-manager is rebooting it for its previous MIG change to all-1g.5gb" in msg and "2833" not in msg
+
+
+def rebooting_policy(value="true"):
+    the_policy = policy(strategy="mixed")
+    the_policy["spec"]["migManager"]["env"] = [{"name": "WITH_REBOOT", "value": value}]
+    return the_policy
+
+
+def test_with_reboot_warns_about_the_nodes_whose_mig_mode_changes():
+    in_mig = a100("gpu-a100-1", mig_config="all-1g.5gb", strategy="mixed")
+    in_mig["status"]["capacity"] = {"nvidia.com/mig-1g.5gb": "14"}
+    nodes = [a100("gpu-a100-0"), in_mig]
+    request = MigRequest(["gpu-a100-0", "gpu-a100-1"], config="all-balanced", strategy="mixed")
+    warned = plan(request, nodes=nodes, the_policy=rebooting_policy()).warnings
+    # gpu-a100-1 stays in MIG mode (a new layout only): only gpu-a100-0 turns MIG on
+    assert [w for w in warned if "WITH_REBOOT=true" in w and "node(s) gpu-a100-0 change MIG mode" in w]
+    assert not [w for w in warned if "gpu-a100-1" in w]
+    for value in ("false", "TRUE "):
+        warned = plan(request, nodes=nodes, the_policy=rebooting_policy(value)).warnings
+        assert bool([w for w in warned if "WITH_REBOOT" in w]) is (value != "false")
+    assert not [w for w in plan(request, nodes=nodes).warnings if "WITH_REBOOT" in w]
 
 
 def test_failed_change_under_the_same_name_refused():
@@ -533,6 +563,23 @@ def test_expectation_problems_and_failure():
     assert "1g.5gb x7 (want 1g.5gb x14)" in expectation.problem(wrong)
     done = a100(mig_config="all-1g.5gb", strategy="mixed", extra={"nvidia.com/mig-1g.5gb.count": "14"})
     assert expectation.problem(done) is None
+
+
+def test_expectation_while_mig_manager_reboots_the_node():
+    expectation = MigExpectation("all-1g.5gb", {"1g.5gb": 14}, "mixed")
+    node = a100(
+        mig_config="all-1g.5gb",
+        state="rebooting",
+        strategy="mixed",
+        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
+    )
+    down = "Kubelet stopped posting node status."
+    node["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "message": down}]
+    problem = expectation.problem(node)
+    assert "state=rebooting" in problem and "not back yet (Ready=Unknown: %s)" % down in problem
+    assert "wait_timeout" in problem and "2833" not in problem and not expectation.failed(node)
+    node["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    assert "Ready again and mig-manager resumes" in expectation.problem(node)
 
 
 def test_single_strategy_devices_read_from_product_and_count():
