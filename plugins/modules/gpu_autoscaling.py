@@ -55,8 +55,8 @@ options:
     default: openshift-machine-api
   accelerator:
     description:
-      - The GPU type, the value of the autoscaler's GPU label and of the C(type) of its GPU limit; letters, digits
-        and dashes (for example C(nvidia-t4)), never C(nvidia.com/gpu).
+      - The GPU type, the value of the autoscaler's GPU label and of the C(type) of its GPU limit; a label value
+        (letters, digits, C(-), C(_) and C(.), for example C(nvidia-t4)), never C(nvidia.com/gpu).
       - By default the MachineSet's current valid value, else derived from its nodes' C(nvidia.com/gpu.product)
         label (C(Tesla-T4) gives C(tesla-t4)).
     type: str

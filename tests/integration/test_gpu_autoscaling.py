@@ -153,7 +153,7 @@ def test_limits_that_can_never_match_and_duplicates_are_dropped_and_other_vendor
 @pytest.mark.profiles("openshift")
 def test_bad_input_is_refused_before_any_write(run_module, audit_writes):
     for args, message in (
-        ({"accelerator": "nvidia.com/gpu"}, "letters, digits and dashes"),
+        ({"accelerator": "nvidia.com/gpu"}, "it must be a label value"),
         ({"machinesets": ["nope"]}, "MachineSet(s) not found: nope"),
         ({"nodes": {"names": ["x"]}}, "on OpenShift choose the GPU pools with machinesets"),
         ({"min_replicas": 3, "max_replicas": 1}, "min_replicas (3) is above max_replicas (1)"),

@@ -19,10 +19,13 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState, is_label_value
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
+    LABEL_VALUE_RULE,
+    NodeGpuState,
+    is_label_value,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     ACCELERATOR_LABEL,
-    ACCELERATOR_VALUE_RE,
     AUTOSCALER_GPU_LABEL,
     CLUSTER_AUTOSCALER,
     CLUSTER_AUTOSCALER_NAME,
@@ -125,7 +128,7 @@ def never_matching_reason(entry):
             "name" % ACCELERATOR_LABEL
         )
     else:
-        rule = "letters, digits, '-', '_' and '.', 63 characters or less"
+        rule = LABEL_VALUE_RULE
     return "%s is not a label value (%s), so no node can ever carry it" % (gpu_type, rule)
 
 
@@ -140,7 +143,7 @@ def superseding_index(gpu_limits, index):
 def machineset_accelerators(machinesets):
     """The valid GPU types (cluster-api/accelerator values) the MachineSets give their nodes."""
     values = set(machineset_node_labels(machineset).get(ACCELERATOR_LABEL) for machineset in machinesets)
-    return set(value for value in values if value and ACCELERATOR_VALUE_RE.match(value))
+    return set(value for value in values if value and is_label_value(value))
 
 
 class AutoscalingRequest(object):
@@ -160,10 +163,10 @@ class AutoscalingRequest(object):
         self.validate()
 
     def validate(self):
-        if self.accelerator is not None and not ACCELERATOR_VALUE_RE.match(self.accelerator):
+        if self.accelerator is not None and not is_label_value(self.accelerator):
             raise GpuShareError(
-                "accelerator %r is not a GPU type the autoscaler accepts: letters, digits and dashes only, starting "
-                "and ending with a letter or digit (e.g. nvidia-t4; never nvidia.com/gpu)." % self.accelerator
+                "accelerator %r is not a GPU type the autoscaler can match: it must be %s (e.g. nvidia-t4; never "
+                "nvidia.com/gpu)." % (self.accelerator, LABEL_VALUE_RULE)
             )
         if self.gpus_per_machine is not None and self.gpus_per_machine < 1:
             raise GpuShareError("gpus_per_machine must be 1 or more (physical GPUs per machine).")
@@ -208,7 +211,7 @@ class _MachineSetPlan(object):
         self.autoscalers = autoscalers
         labels = machineset_node_labels(machineset)
         current = labels.get(ACCELERATOR_LABEL)
-        valid_current = current if current and ACCELERATOR_VALUE_RE.match(current) else None
+        valid_current = current if current and is_label_value(current) else None
         self.accelerator = request.accelerator or valid_current or suggested_accelerator(states)
         if self.accelerator is None:
             raise GpuShareError(

@@ -19,7 +19,6 @@ OPENSHIFT = "OpenShift"
 OPENSHIFT_POLICY_NAME = "gpu-cluster-policy"
 MACHINE_API_NAMESPACE = "openshift-machine-api"
 ACCELERATOR_LABEL = "cluster-api/accelerator"
-ACCELERATOR_VALUE_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$")
 MACHINESET_GPU_ANNOTATION = "machine.openshift.io/GPU"
 # A MachineSet's nodes are found through its Machines: the Machines carry the MachineSet's name in this label (the
 # MachineSet's selector), and a Machine's node is its status.nodeRef.name. Nodes carry neither the label nor the

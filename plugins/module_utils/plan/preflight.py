@@ -11,7 +11,7 @@ Platform facts (NVIDIA GPU sharing reference, section 5): OpenShift MachineSets 
 ``spec.template.spec.metadata.labels`` and find their nodes through their Machines (``status.nodeRef``); the
 ClusterAutoscaler ``default`` lists
 ``spec.resourceLimits.gpus[{type,min,max}]`` whose ``type`` equals the ``cluster-api/accelerator`` value
-(letters, digits, dashes; never ``nvidia.com/gpu``): an entry of another type limits nothing;
+(a label value; never ``nvidia.com/gpu``): an entry of another type limits nothing;
 ``scaleDown.delayAfterAdd`` at least 10 minutes;
 scaling from zero needs ``machine.openshift.io/GPU`` and zone labels. Scaleway's autoscaler label is
 ``k8s.scw.cloud/gpu`` (``k8s.scaleway.com/gpu`` before September 2025), its pool label
@@ -44,10 +44,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import no
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_DEVICE_PLUGIN_CONFIG,
     LABEL_MIG_CONFIG,
+    LABEL_VALUE_RULE,
     MIG_STATE_PENDING,
     PAUSED_FOR_MIG_CHANGE,
     NodeGpuState,
     deploy_label,
+    is_label_value,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands import (
     DEPLOY_OFF,
@@ -74,7 +76,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     ACCELERATOR_LABEL,
-    ACCELERATOR_VALUE_RE,
     AUTOSCALER_GPU_LABELS,
     CLUSTER_AUTOSCALER_NAME,
     MACHINESET_GPU_ANNOTATION,
@@ -539,7 +540,7 @@ def _limit_targets(gpu_machinesets, gpu_limits):
     for machineset, states, targeting in gpu_machinesets:
         name = _name(machineset)
         gpu_type = machineset_node_labels(machineset).get(ACCELERATOR_LABEL)
-        if gpu_type and ACCELERATOR_VALUE_RE.match(gpu_type):
+        if gpu_type and is_label_value(gpu_type):
             if gpu_type not in listed:
                 by_type.setdefault(gpu_type, []).append((name, bool(targeting)))
         else:
@@ -567,7 +568,7 @@ def _limit_fix_options(index, entry, targets):
                 names,
             )
             options.append((text, None, target.gpu_type))
-        elif isinstance(gpu_type, str) and ACCELERATOR_VALUE_RE.match(gpu_type):
+        elif isinstance(gpu_type, str) and is_label_value(gpu_type):
             text = "label MachineSet %s with %s=%s (spec.template.spec.metadata.labels), keeping this entry" % (
                 names,
                 ACCELERATOR_LABEL,
@@ -672,7 +673,7 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machi
         labels = machineset_node_labels(machineset)
         annotations = machineset["metadata"].get("annotations") or {}
         accelerator = labels.get(ACCELERATOR_LABEL)
-        suggested = accelerator if accelerator and ACCELERATOR_VALUE_RE.match(accelerator) else None
+        suggested = accelerator if accelerator and is_label_value(accelerator) else None
         suggested = suggested or labelled_for.get(name) or suggested_accelerator(states) or "<gpu-type>"
         if accelerator is None:
             findings.append(
@@ -687,14 +688,14 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machi
                     "gpushare.k8s.gpu_autoscaling (accelerator)",
                 )
             )
-        elif not ACCELERATOR_VALUE_RE.match(accelerator):
+        elif not is_label_value(accelerator):
             findings.append(
                 finding(
                     ERROR,
                     "autoscaling",
                     ref,
-                    "%s=%s is not a valid GPU type: letters, digits and dashes only (never nvidia.com/gpu)"
-                    % (ACCELERATOR_LABEL, accelerator),
+                    "%s=%s is not a valid GPU type: it must be %s (never nvidia.com/gpu)"
+                    % (ACCELERATOR_LABEL, accelerator, LABEL_VALUE_RULE),
                     "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
                     % (ACCELERATOR_LABEL, suggested),
                     "gpushare.k8s.gpu_autoscaling (accelerator)",

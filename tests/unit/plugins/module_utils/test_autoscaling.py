@@ -273,8 +273,9 @@ def test_a_resource_name_limit_and_an_unlabelled_machineset_are_both_made_right(
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(accelerator="nvidia.com/gpu"), "letters, digits and dashes"),
-        (dict(accelerator="-t4"), "letters, digits and dashes"),
+        (dict(accelerator="nvidia.com/gpu"), "it must be a label value"),
+        (dict(accelerator="-t4"), "it must be a label value"),
+        (dict(accelerator="t4." * 22), "63 characters or less"),
         (dict(gpus_per_machine=0), "gpus_per_machine must be 1 or more"),
         (dict(min_replicas=-1), "min_replicas must be 0 or more"),
         (dict(max_replicas=0), "max_replicas must be 1 or more"),
@@ -287,6 +288,13 @@ def test_bad_input_is_refused_before_anything_is_read(params, message):
     with pytest.raises(GpuShareError) as refused:
         request(**params)
     assert message in refused.value.msg
+
+
+@pytest.mark.parametrize("accelerator", ["nvidia_a100", "nvidia.h100-80gb", "T4"])
+def test_gpu_types_openshift_accepts_are_accepted(accelerator):
+    """OpenShift's GPULimit.type has no pattern but must equal a label value, which may hold '_' and '.'
+    (openshift/cluster-autoscaler-operator, clusterautoscaler_types.go)."""
+    assert request(accelerator=accelerator).accelerator == accelerator
 
 
 def test_refusals_that_need_the_cluster():
