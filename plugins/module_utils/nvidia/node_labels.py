@@ -69,7 +69,10 @@ MIG_INVALID_SUFFIX = "-MIG-INVALID"
 # labels and of the autoscalers' GPU labels obey: no '/', so a resource name such as nvidia.com/gpu is never one.
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 LABEL_VALUE_MAX_LENGTH = 63
-LABEL_VALUE_RULE = "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, 63 characters or less"
+LABEL_VALUE_RULE = (
+    "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, "
+    "63 characters or less"
+)
 
 
 def is_label_value(value):
