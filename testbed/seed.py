@@ -35,6 +35,7 @@ from testbed.simulator.names import (
     APPLIED_ANNOTATION,
     DEFAULT_MIG_CONFIGMAP,
     DEVICE_PLUGIN_DAEMONSET,
+    GFD_TIMESTAMP_LABEL,
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     HARDWARE_ANNOTATION,
@@ -379,7 +380,7 @@ def node_body(profile, name, pool, port, daemonset):
         applied = fresh_applied(hardware, daemonset, "all-disabled" if mig_capable else None)
         view = render(hardware, applied["migLayout"], applied["migStrategy"], None)
         labels.update(view.labels)
-        labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
+        labels[GFD_TIMESTAMP_LABEL] = str(int(time.time()))
         labels[GPU_PRESENT_LABEL] = "true"
         labels.update(gpu_operator.deploy_labels(mig_capable))
         if mig_capable:
@@ -496,20 +497,32 @@ class Writer(object):
     def __init__(self, kube):
         self.kube = kube
 
-    def _apply(self, create, read, replace, body, keep=None):
-        """Create ``body``, or replace the existing object with it. Returns (object, created)."""
-        try:
-            return as_dict(create, body=body), True
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-        return self._replace(read, replace, body, keep), False
+    def _apply(self, create, read, replace, body, keep=None, unconditional=False):
+        """Create ``body``, or replace the existing object with it unless that would change nothing the seeding
+        sets: a reset between tests then costs a read per object the test left alone, not a write that the
+        controllers and the simulator would all react to. Returns (object, CREATED, REPLACED or UNCHANGED).
+        ``unconditional``: see ``_replace``."""
+        current = get_or_none(read, name=body["metadata"]["name"])
+        if current is None:
+            try:
+                return as_dict(create, body=body), CREATED
+            except ApiException as exc:
+                if exc.status != 409:  # 409: created meanwhile
+                    raise
+        elif _unchanged(current, body, keep):
+            return current, UNCHANGED
+        if unconditional:
+            return as_dict(replace, name=body["metadata"]["name"], body=body), REPLACED
+        return self._replace(read, replace, body, keep), REPLACED
 
     @staticmethod
     def _replace(read, replace, body, keep=None):
         """Replace at the current resourceVersion, again if another writer got there first.
 
-        ``keep(current, body)``, if given, copies into ``body`` what the replace must not drop.
+        ``keep(current, body)``, if given, copies into ``body`` what the replace must not drop. A kind whose
+        API allows an update without a resourceVersion (a DaemonSet) is replaced unconditionally instead
+        (``_apply``'s ``unconditional``): its controller writes its status while its pods change, so a replace
+        at the version just read loses to it again and again on a busy machine.
         """
         name = body["metadata"]["name"]
         pause = CONFLICT_FIRST_PAUSE_SECONDS
@@ -523,8 +536,6 @@ class Writer(object):
             except ApiException as exc:
                 if exc.status != 409:
                     raise
-            # A DaemonSet's controller writes its status while its pods change, each write a new resourceVersion:
-            # on a busy machine a replace right after the read loses to it again and again. Back off a little.
             time.sleep(random.uniform(0, pause))
             pause = min(pause * 2, CONFLICT_MAX_PAUSE_SECONDS)
         raise RuntimeError("%s keeps changing: could not replace it" % name)
@@ -603,27 +614,27 @@ class Writer(object):
             _bind(apps.replace_namespaced_daemon_set, scope),
         )
         try:
-            written = self._apply(*calls, copy.deepcopy(body))[0]
+            written = self._apply(*calls, copy.deepcopy(body), unconditional=True)[0]
         except ApiException as exc:
             if exc.status != 422:
                 raise
             _delete_if_exists(apps.delete_namespaced_daemon_set, body["metadata"]["name"], scope["namespace"])
-            written = self._apply(*calls, copy.deepcopy(body))[0]
+            written = self._apply(*calls, copy.deepcopy(body), unconditional=True)[0]
         _WRITTEN[written["metadata"]["uid"]] = (written["metadata"].get("generation"), _fingerprint(body))
         return written
 
     def node(self, body):
         """Nodes keep their status on create but not on replace, which needs the status subresource.
 
-        Both replaces keep the annotations Kubernetes' own controllers put on the node
-        (``keep_control_plane_annotations``) and drop every other one the seed does not set.
+        Both replaces keep the annotations Kubernetes' own controllers put on the node and GFD's timestamp
+        (``keep_node_fields``) and drop every other annotation the seed does not set.
         """
         core = self.kube.core
         status = body["status"]
-        node, created = self._apply(
-            core.create_node, core.read_node, core.replace_node, copy.deepcopy(body), keep_control_plane_annotations
+        node, outcome = self._apply(
+            core.create_node, core.read_node, core.replace_node, copy.deepcopy(body), keep_node_fields
         )
-        if created:
+        if outcome != REPLACED:
             return node
         # A node status update takes its metadata from the body (only the spec is kept): send the labels too.
         status_body = {
@@ -634,9 +645,34 @@ class Writer(object):
             },
             "status": status,
         }
-        return self._replace(
-            core.read_node_status, core.replace_node_status, status_body, keep_control_plane_annotations
-        )
+        return self._replace(core.read_node_status, core.replace_node_status, status_body, keep_node_fields)
+
+
+CREATED, REPLACED, UNCHANGED = "created", "replaced", "unchanged"
+
+
+def _unchanged(current, body, keep=None):
+    """Whether replacing ``current`` with ``body`` would change nothing the seeding sets: the same labels, annotations
+    (with what ``keep`` carries over), owner references and finalizers, and the same value of every other top-level
+    field of the body (a node's status compared without its conditions' timestamps, which each seeding writes anew)."""
+    body = copy.deepcopy(body)
+    if keep:
+        keep(current, body)
+    for field, empty in (("labels", {}), ("annotations", {}), ("ownerReferences", []), ("finalizers", [])):
+        if (current["metadata"].get(field) or empty) != (body["metadata"].get(field) or empty):
+            return False
+    return all(
+        _without_timestamps(current.get(key)) == _without_timestamps(value)
+        for key, value in body.items()
+        if key not in ("apiVersion", "kind", "metadata")
+    )
+
+
+def _without_timestamps(value):
+    if isinstance(value, dict) and "conditions" in value:
+        conditions = [(c.get("type"), c.get("status"), c.get("reason"), c.get("message")) for c in value["conditions"]]
+        return dict(value, conditions=sorted(conditions))
+    return value
 
 
 # DaemonSets this process wrote: uid -> (the generation the write left, the body's fingerprint). A spec change by
@@ -676,6 +712,15 @@ def is_control_plane_annotation(key):
     if not prefix or prefix == "kubectl.kubernetes.io":
         return False
     return prefix in ("kubernetes.io", "k8s.io") or prefix.endswith((".kubernetes.io", ".k8s.io"))
+
+
+def keep_node_fields(current, body):
+    """What a node replace keeps of ``current``: the control plane's annotations, and GFD's timestamp, which says
+    when GFD last wrote its labels (it stamps only a change of them), not when the seed ran."""
+    keep_control_plane_annotations(current, body)
+    stamp = (current["metadata"].get("labels") or {}).get(GFD_TIMESTAMP_LABEL)
+    if stamp and GFD_TIMESTAMP_LABEL in (body["metadata"].get("labels") or {}):
+        body["metadata"]["labels"][GFD_TIMESTAMP_LABEL] = stamp
 
 
 def keep_control_plane_annotations(current, body):
@@ -780,14 +825,16 @@ def _seed_operator(writer, profile):
     stored = writer.custom(
         CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], copy.deepcopy(policy)
     )
-    writer.kube.custom.patch_cluster_custom_object_status(
-        CLUSTER_POLICY["group"],
-        CLUSTER_POLICY["version"],
-        CLUSTER_POLICY["plural"],
-        stored["metadata"]["name"],
-        {"status": {"state": "ready", "namespace": profile.operator_namespace}},
-        _content_type="application/merge-patch+json",
-    )
+    ready = {"state": "ready", "namespace": profile.operator_namespace}
+    if any((stored.get("status") or {}).get(key) != value for key, value in ready.items()):
+        writer.kube.custom.patch_cluster_custom_object_status(
+            CLUSTER_POLICY["group"],
+            CLUSTER_POLICY["version"],
+            CLUSTER_POLICY["plural"],
+            stored["metadata"]["name"],
+            {"status": ready},
+            _content_type="application/merge-patch+json",
+        )
     namespace = profile.operator_namespace
     daemonsets = {
         name: writer.daemonset(gpu_operator.operand_daemonset(namespace, name, policy)) for name in OPERAND_DAEMONSETS

@@ -22,6 +22,7 @@ MIG_MODE_NEEDS_REBOOT_ANNOTATION = "sim.gpushare.k8s/mig-mode-needs-reboot"
 DOWN_UNTIL_ANNOTATION = "sim.gpushare.k8s/down-until"
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+GFD_TIMESTAMP_LABEL = "nvidia.com/gfd.timestamp"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_STATE_LABEL = "nvidia.com/mig.config.state"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"

@@ -22,6 +22,7 @@ from testbed.simulator.kube import merge_patch
 from testbed.simulator.mig_manager import MIG_STATE_REBOOTING, MigManager
 from testbed.simulator.names import (
     APPLIED_ANNOTATION,
+    GFD_TIMESTAMP_LABEL,
     GPU_PRESENT_LABEL,
     HAMI_REGISTER_ANNOTATION,
     HARDWARE_ANNOTATION,
@@ -203,16 +204,14 @@ class NodeReconciler(object):
     def _render_labels(self, change, gfd_labels):
         """Replace the GFD labels; stamp gfd.timestamp only when they changed, as GFD's rewrite does."""
         current = {
-            key: value
-            for key, value in change.labels.items()
-            if is_gfd_label(key) and key != "nvidia.com/gfd.timestamp"
+            key: value for key, value in change.labels.items() if is_gfd_label(key) and key != GFD_TIMESTAMP_LABEL
         }
         if current == gfd_labels:
             return
         for key in current:
             del change.labels[key]
         change.labels.update(gfd_labels)
-        change.labels["nvidia.com/gfd.timestamp"] = str(int(time.time()))
+        change.labels[GFD_TIMESTAMP_LABEL] = str(int(time.time()))
 
     def _write_resources(self, node, view, resource_version):
         status = node.get("status") or {}
