@@ -63,6 +63,7 @@ SHIPPED = (
 EE_FILES = (
     "execution-environment.yml",
     "ee/requirements.yml",
+    "ee/requirements.txt",
     "requirements.txt",
     "bindep.txt",
     "tools/install_helm.py",
@@ -79,6 +80,16 @@ def pins(text):
     found = {}
     for line in text.splitlines():
         match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#;]+)", line.strip())
+        if match:
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def floors(text):
+    """``name>=version`` lines of a requirements file, by lower-cased name."""
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)>=([^\s#;,]+)$", line.strip())
         if match:
             found[match.group(1).lower()] = match.group(2)
     return found
@@ -142,7 +153,7 @@ def test_manifest_declares_version_and_dependency(tarball):
         manifest = json.load(archive.extractfile("MANIFEST.json"))["collection_info"]
 
     assert (manifest["namespace"], manifest["name"], manifest["version"]) == ("gpushare", "k8s", galaxy()["version"])
-    assert manifest["dependencies"] == galaxy()["dependencies"] == {"kubernetes.core": ">=5.0.0"}
+    assert manifest["dependencies"] == galaxy()["dependencies"] == {"kubernetes.core": ">=6.6.0"}
 
 
 # --- the offline install ----------------------------------------------------------------------
@@ -154,7 +165,7 @@ def test_offline_install_without_kubernetes_core_names_the_dependency(work, tarb
     completed = run(command, empty, work, check=False)
 
     assert completed.returncode != 0
-    assert "kubernetes.core:>=5.0.0 (dependency of gpushare.k8s:" in completed.stdout
+    assert "kubernetes.core:>=6.6.0 (dependency of gpushare.k8s:" in completed.stdout
 
 
 def test_offline_install_resolves_kubernetes_core_from_the_path(installed, work):
@@ -197,11 +208,14 @@ def ee_context(work, tarball):
 
 
 def test_pins_agree_with_the_tested_tool_chain():
-    dev, runtime = pins(read("requirements-dev.txt")), pins(read("requirements.txt"))
+    dev, ee = pins(read("requirements-dev.txt")), pins(read("ee", "requirements.txt"))
     definition = yaml.safe_load(read("execution-environment.yml"))
     requirements = yaml.safe_load(read("ee", "requirements.yml"))["collections"]
 
-    assert runtime == {"kubernetes": dev["kubernetes"], "pyyaml": dev["pyyaml"]}
+    assert ee == {"kubernetes": dev["kubernetes"], "pyyaml": dev["pyyaml"]}
+    # The collection's own requirements: floors at the tested versions, no pin, no cap.
+    assert floors(read("requirements.txt")) == ee
+    assert not re.search(r"==|<|~=|!=", "\n".join(line.split("#")[0] for line in read("requirements.txt").splitlines()))
     assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + dev["ansible-core"]
     assert re.match(r"^ansible-runner==[0-9.]+$", definition["dependencies"]["ansible_runner"]["package_pip"])
     assert definition["options"]["tags"] == ["gpushare-ee:%s" % galaxy()["version"]]
@@ -227,8 +241,8 @@ def test_ee_build_context_installs_the_collection_its_requirements_and_helm(ee_c
     assert "introspect.py introspect --user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
     helm = "RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin"
     assert containerfile.index("install-from-bindep") < containerfile.index(helm) < containerfile.index("USER 1000")
-    for name in ("requirements.txt", "bindep.txt"):
-        assert read(build_dir, name) == read(name)
+    assert read(build_dir, "requirements.txt") == read("ee", "requirements.txt")
+    assert read(build_dir, "bindep.txt") == read("bindep.txt")
     assert read(build_dir, "tools", "install_helm.py") == read("tools", "install_helm.py")
     with open(os.path.join(build_dir, "collections", tarball_name()), "rb") as copied, open(tarball, "rb") as built:
         assert copied.read() == built.read()
@@ -248,10 +262,11 @@ def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context
 
     found = yaml.safe_load(introspected.stdout)
     # ansible-builder leaves out a collection's PyYAML (ansible-core brings it); the EE's own file pins it.
-    runtime = pins(read("requirements.txt"))
+    runtime, ee = floors(read("requirements.txt")), pins(read("ee", "requirements.txt"))
     assert [line for line in found["python"] if "gpushare.k8s" in line] == [
-        "kubernetes==%s  # from collection gpushare.k8s" % runtime["kubernetes"]
+        "kubernetes>=%s  # from collection gpushare.k8s" % runtime["kubernetes"]
     ]
-    assert "PyYAML==%s  # from collection user" % runtime["pyyaml"] in found["python"]
+    assert "kubernetes==%s  # from collection user" % ee["kubernetes"] in found["python"]
+    assert "PyYAML==%s  # from collection user" % ee["pyyaml"] in found["python"]
     assert any(line.endswith("# from collection kubernetes.core") for line in found["python"])
     assert not any("gpushare.k8s" in line for line in found.get("system") or [])  # bindep.txt: comments only
