@@ -75,21 +75,12 @@ def read(*parts):
         return stream.read()
 
 
-def pins(text):
-    """``name==version`` lines of a requirements file, by lower-cased name."""
+def requirements(text, operator):
+    """``name<operator>version`` lines of a requirements file (``==`` pins, ``>=`` floors), by lower-cased name."""
+    pattern = re.compile(r"^([A-Za-z0-9_.-]+)%s([^\s#;,]+)$" % re.escape(operator))
     found = {}
     for line in text.splitlines():
-        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#;]+)", line.strip())
-        if match:
-            found[match.group(1).lower()] = match.group(2)
-    return found
-
-
-def floors(text):
-    """``name>=version`` lines of a requirements file, by lower-cased name."""
-    found = {}
-    for line in text.splitlines():
-        match = re.match(r"^([A-Za-z0-9_.-]+)>=([^\s#;,]+)$", line.strip())
+        match = pattern.match(line.split("#")[0].strip())
         if match:
             found[match.group(1).lower()] = match.group(2)
     return found
@@ -208,18 +199,18 @@ def ee_context(work, tarball):
 
 
 def test_pins_agree_with_the_tested_tool_chain():
-    dev, ee = pins(read("requirements-dev.txt")), pins(read("ee", "requirements.txt"))
+    dev, ee = requirements(read("requirements-dev.txt"), "=="), requirements(read("ee", "requirements.txt"), "==")
     definition = yaml.safe_load(read("execution-environment.yml"))
-    requirements = yaml.safe_load(read("ee", "requirements.yml"))["collections"]
+    collections = yaml.safe_load(read("ee", "requirements.yml"))["collections"]
 
     assert ee == {"kubernetes": dev["kubernetes"], "pyyaml": dev["pyyaml"]}
     # The collection's own requirements: floors at the tested versions, no pin, no cap.
-    assert floors(read("requirements.txt")) == ee
+    assert requirements(read("requirements.txt"), ">=") == ee
     assert not re.search(r"==|<|~=|!=", "\n".join(line.split("#")[0] for line in read("requirements.txt").splitlines()))
     assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + dev["ansible-core"]
     assert re.match(r"^ansible-runner==[0-9.]+$", definition["dependencies"]["ansible_runner"]["package_pip"])
     assert definition["options"]["tags"] == ["gpushare-ee:%s" % galaxy()["version"]]
-    assert requirements == [
+    assert collections == [
         {"name": "collections/" + tarball_name(), "type": "file"},
         {"name": "kubernetes.core", "version": DEPENDENCY_VERSIONS["kubernetes.core"]},
     ]
@@ -262,7 +253,7 @@ def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context
 
     found = yaml.safe_load(introspected.stdout)
     # ansible-builder leaves out a collection's PyYAML (ansible-core brings it); the EE's own file pins it.
-    runtime, ee = floors(read("requirements.txt")), pins(read("ee", "requirements.txt"))
+    runtime, ee = requirements(read("requirements.txt"), ">="), requirements(read("ee", "requirements.txt"), "==")
     assert [line for line in found["python"] if "gpushare.k8s" in line] == [
         "kubernetes>=%s  # from collection gpushare.k8s" % runtime["kubernetes"]
     ]

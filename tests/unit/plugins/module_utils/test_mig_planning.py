@@ -123,6 +123,16 @@ def t4(name="gpu-t4-0", **kwargs):
     return gpu_node(name, "Tesla-T4", 1, 15360, mig_capable=False, **kwargs)
 
 
+def a100_mid_change(state, strategy="single"):
+    """gpu-a100-0 while mig-manager changes it to all-1g.5gb: ``state`` pending or rebooting, its operands paused."""
+    return a100(
+        mig_config="all-1g.5gb",
+        state=state,
+        strategy=strategy,
+        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
+    )
+
+
 def fleet():
     return [a100("gpu-a100-0"), a100("gpu-a100-1"), h100("gpu-h100-0"), t4("gpu-t4-0")]
 
@@ -303,19 +313,13 @@ def test_cpu_node_refused():
 
 
 def test_node_with_change_still_pending_refused():
-    node = a100(
-        mig_config="all-1g.5gb", state="pending", extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"}
-    )
+    node = a100_mid_change("pending")
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
     assert "previous MIG change to all-1g.5gb is still pending" in msg and "2833" in msg
 
 
 def test_node_mig_manager_is_rebooting_refused_without_the_stuck_hint():
-    node = a100(
-        mig_config="all-1g.5gb",
-        state="rebooting",
-        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
-    )
+    node = a100_mid_change("rebooting")
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
     assert "mig-manager is rebooting it for its previous MIG change to all-1g.5gb" in msg and "2833" not in msg
 
@@ -548,12 +552,7 @@ def test_every_mig_row_balanced_own_and_foreign_profiles(product, memory, own, f
 
 def test_expectation_problems_and_failure():
     expectation = MigExpectation("all-1g.5gb", {"1g.5gb": 14}, "mixed")
-    pending = a100(
-        mig_config="all-1g.5gb",
-        state="pending",
-        strategy="mixed",
-        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
-    )
+    pending = a100_mid_change("pending", strategy="mixed")
     assert "pending" in expectation.problem(pending) and "paused-for-mig-change" in expectation.problem(pending)
     assert "2833" in expectation.problem(pending)
     assert "want all-1g.5gb" in expectation.problem(a100())
@@ -567,12 +566,7 @@ def test_expectation_problems_and_failure():
 
 def test_expectation_while_mig_manager_reboots_the_node():
     expectation = MigExpectation("all-1g.5gb", {"1g.5gb": 14}, "mixed")
-    node = a100(
-        mig_config="all-1g.5gb",
-        state="rebooting",
-        strategy="mixed",
-        extra={"nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"},
-    )
+    node = a100_mid_change("rebooting", strategy="mixed")
     down = "Kubelet stopped posting node status."
     node["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "message": down}]
     problem = expectation.problem(node)
