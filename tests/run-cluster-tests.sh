@@ -31,15 +31,14 @@ mkdir -p "$OUT" "$CLUSTERS"
 
 # The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
-# the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG tests, faults
-# mid-change and concurrency), openshift-ready (the bad-input matrix, the reset and readiness modules, the
+# the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG tests and the
+# bad-input matrix), openshift-ready (faults mid-change, concurrency, the reset and readiness modules, the
 # check-mode parity and least-privilege tests) and openshift (every other integration test file, and the cluster
 # lifecycle tests); the playbook tests run before the openshift Molecule scenario in its job. The other Molecule
 # scenarios run in jobs of their own, so that they overlap the pytest jobs; the vks ones include the Helm installs on
 # the local charts (hami, vks-helm). The fleet job starts its own three clusters (tests/fleet).
-MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py
-    tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py"
-READY_JOB_FILES="tests/integration/test_bad_input.py
+MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py"
+READY_JOB_FILES="tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py
     tests/integration/test_gpu_reset.py tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
     tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
