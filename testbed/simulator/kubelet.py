@@ -279,6 +279,7 @@ class Kubelet(object):
         status = pod["status"]
         if all(c.get("status") == "True" for c in status.get("conditions") or [] if c["type"] in POD_READY_CONDITIONS):
             return
+        log.info("pod %s/%s: reporting Ready again", pod["metadata"]["namespace"], pod["metadata"]["name"])
         now = now_rfc3339()
         self.kube.core.patch_namespaced_pod_status(
             pod["metadata"]["name"],
