@@ -34,9 +34,10 @@ mkdir -p "$OUT" "$CLUSTERS"
 # the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG tests and the
 # bad-input matrix), openshift-ready (faults mid-change, concurrency, the reset and readiness modules, the
 # check-mode parity and least-privilege tests) and openshift (every other integration test file, and the cluster
-# lifecycle tests); the playbook tests run before the openshift Molecule scenario in its job. The other Molecule
-# scenarios run in jobs of their own, so that they overlap the pytest jobs; the vks ones include the Helm installs on
-# the local charts (hami, vks-helm). The fleet job starts its own three clusters (tests/fleet).
+# lifecycle tests); the playbook and rbac role tests run before the openshift Molecule scenario in its job. The vks
+# and hami scenarios run in a job of their own, so that they overlap the pytest jobs, vks-helm after the vks job's
+# tests (both include Helm installs of the local charts). The fleet job starts its own three clusters (tests/fleet),
+# which also test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform.
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py"
 READY_JOB_FILES="tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py
     tests/integration/test_gpu_reset.py tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
@@ -44,9 +45,9 @@ READY_JOB_FILES="tests/integration/test_faults_mid_change.py tests/integration/t
     tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
     tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
     tests/integration/test_gpu_nvidia_smi.py tests/integration/test_least_privilege.py"
-# The playbooks through ansible-playbook: beside the openshift Molecule scenario, the other job that drives the
-# controller (measured: the jobs then end within a minute or two of each other).
-PLAYBOOK_FILES="tests/integration/test_playbooks.py"
+# The playbooks and the rbac role through ansible-playbook: beside the openshift Molecule scenario, the other job that
+# drives the controller (measured: the jobs then end within a minute or two of each other).
+PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own: in the openshift job, which has room for it.
@@ -62,7 +63,7 @@ declare -A JOB_PYTEST=(
     [scaleway]="tests/integration"
     [vks]="tests/integration $HELM_CHART_FILES"
 )
-declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks-molecule]="vks hami vks-helm")
+declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks]="vks-helm" [vks-molecule]="vks hami")
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a

@@ -1,14 +1,23 @@
 """A fleet of clusters in one playbook run (issue 11): three local clusters, one per platform profile, each
-with its own folder and ports, plus a fourth inventory host whose API server does not answer. One
-``ansible-playbook playbooks/timeslicing.yml`` over that inventory changes the three clusters in parallel
-(forks), fails the broken one alone with a clear message, and ends with a line per cluster; run again it
-changes nothing; ``reset.yml --check`` changes nothing; ``reset.yml`` brings every cluster back to unshared.
+with its own folder and ports, plus a fourth inventory host whose API server does not answer. Over that inventory,
+``playbooks/timeslicing.yml`` in check mode writes nothing (audit log); for real it changes the three clusters in
+parallel (forks), fails the broken one alone with a clear message and ends with a line per cluster; run again it
+changes nothing and writes nothing; ``reset.yml --check`` changes nothing; ``reset.yml`` brings every cluster back to
+unshared; ``verify.yml`` and ``preflight.yml`` then pass without a write. The role variables come as an AWX survey
+passes them, booleans as strings (issue 21).
 
-The clusters are started here (module fixture) and stopped at the end, whatever happened.
+This is also the test of those playbooks on each platform (issue 19: one run over three clusters instead of one run
+per cluster in tests/integration/test_playbooks.py). The clusters are started here (module fixture) and stopped at
+the end, whatever happened.
 """
+
+import contextlib
+import json
+import os
 
 import integration_helpers
 import pytest
+from integration_helpers import AuditWindow, Cluster
 from kubernetes import client, config
 
 from testbed import fleet as local_fleet
@@ -21,6 +30,17 @@ CHANGED_SELECTOR = {
     "scaleway": "k8s.scaleway.com/pool-name=gpu-h100",
     "vks": "nvidia.com/gpu.present=true",
 }
+# What the roles read, as an AWX survey passes it: strings, booleans too (the roles must read "false" as false).
+SURVEY_VARS = {
+    "openshift_autoscaling": "false",
+    "openshift_smoke_test": "false",
+    "openshift_drain": "false",
+    "scaleway_smoke_test": "false",
+    "scaleway_refuse_under_gpu_jobs": "true",
+    "vks_install_operator": "false",
+    "vks_smoke_test": "false",
+}
+HEALTHY = "all:!" + BROKEN_HOST
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +56,42 @@ def fleet(tmp_path_factory):
 def run_playbook(inventory, playbook, *args):
     """The playbook over the fleet inventory, every cluster at once: (exit code, its JSON report)."""
     code, report, _stderr = integration_helpers.run_playbook(
-        None, playbook, "-e", "gpushare_clusters=all", "--forks", "4", *args, inventory=inventory
+        None,
+        playbook,
+        "-e",
+        "gpushare_clusters=all",
+        "-e",
+        json.dumps(SURVEY_VARS),
+        "--forks",
+        "4",
+        *args,
+        inventory=inventory,
     )
     return code, report
+
+
+def cluster(profile):
+    return Cluster(os.path.join(local_fleet.fleet_dir(), profile))
+
+
+@contextlib.contextmanager
+def audit_every_cluster():
+    """``{profile: AuditWindow}`` of every cluster, open during the block."""
+    windows = {}
+    try:
+        for profile in CLUSTERS:
+            api_client = cluster(profile).api_client()
+            windows[profile] = AuditWindow(cluster(profile), api_client).start()
+        yield windows
+    finally:
+        for window in windows.values():
+            window.stop()
+            window.core.api_client.close()
+
+
+def writes(windows):
+    """``{profile: writes}`` of the clusters that were written to."""
+    return dict((profile, window.writes) for profile, window in windows.items() if window.writes)
 
 
 def summary_lines(report):
@@ -53,6 +106,10 @@ def summary_lines(report):
     return lines
 
 
+def sharing_labels(profile):
+    return dict((node.metadata.name, node.metadata.labels) for node in gpu_nodes(profile))
+
+
 def gpu_nodes(profile):
     api = config.new_client_from_config(config_file=local_fleet.kubeconfig(profile))
     try:
@@ -61,7 +118,14 @@ def gpu_nodes(profile):
         api.close()
 
 
-def test_one_run_shares_three_clusters_fails_the_broken_one_alone_and_converges(fleet):
+def test_check_then_run_fails_the_broken_one_alone_then_converges_resets_and_verifies(fleet):
+    before = dict((profile, sharing_labels(profile)) for profile in CLUSTERS)
+    with audit_every_cluster() as audits:
+        code, report = run_playbook(fleet, "timeslicing.yml", "--limit", HEALTHY, "--check")
+    assert code == 0 and writes(audits) == {}
+    assert sorted(integration_helpers.changed_hosts(report)) == sorted(host for host, _e, _a in CLUSTERS.values())
+    assert dict((profile, sharing_labels(profile)) for profile in CLUSTERS) == before
+
     code, report = run_playbook(fleet, "timeslicing.yml")
     stats = report["stats"]
     assert code == 2, stats  # a host failed
@@ -79,18 +143,24 @@ def test_one_run_shares_three_clusters_fails_the_broken_one_alone_and_converges(
     [broken] = [line for line in lines if line.startswith(BROKEN_HOST)]
     assert "FAILED at 'Detect the platform'" in broken and "cannot reach the Kubernetes API" in broken, broken
 
-    # The same run again changes nothing on the clusters that answer; reset.yml --check changes nothing either,
-    # and reset.yml brings every cluster back to unshared.
-    healthy = "all:!" + BROKEN_HOST
-    code, report = run_playbook(fleet, "timeslicing.yml", "--limit", healthy)
+    # The same run again changes and writes nothing on the clusters that answer; reset.yml --check changes nothing
+    # either, and reset.yml brings every cluster back to unshared.
+    with audit_every_cluster() as audits:
+        code, report = run_playbook(fleet, "timeslicing.yml", "--limit", HEALTHY)
     assert code == 0
-    assert integration_helpers.changed_hosts(report) == {}
-    code, report = run_playbook(fleet, "reset.yml", "--limit", healthy, "--check")
+    assert integration_helpers.changed_hosts(report) == {} and writes(audits) == {}
+    code, report = run_playbook(fleet, "reset.yml", "--limit", HEALTHY, "--check")
     assert code == 0 and all(stats["changed"] > 0 for host, stats in report["stats"].items() if host != "localhost")
     for profile in CLUSTERS:
         assert all(node.metadata.labels.get("nvidia.com/gpu.replicas") == "4" for node in gpu_nodes(profile))
-    code, report = run_playbook(fleet, "reset.yml", "--limit", healthy)
+    code, report = run_playbook(fleet, "reset.yml", "--limit", HEALTHY)
     assert code == 0
     for profile in CLUSTERS:
         for node in gpu_nodes(profile):
             assert node.metadata.labels.get("nvidia.com/gpu.sharing-strategy") == "none", (profile, node.metadata.name)
+
+    # Unshared again, every cluster passes verify.yml and preflight.yml, which write nothing.
+    with audit_every_cluster() as audits:
+        verified = run_playbook(fleet, "verify.yml", "--limit", HEALTHY)
+        checked = run_playbook(fleet, "preflight.yml", "--limit", HEALTHY, "-e", "gpushare_fail_on=never")
+    assert (verified[0], checked[0]) == (0, 0) and writes(audits) == {}

@@ -1,7 +1,7 @@
 """The playbooks as a user runs them against one cluster (issue 11, "Done when"): ``--check`` writes nothing
-(audit log), the real run changes the cluster, the same run again changes nothing and writes nothing;
-``reset.yml`` brings the nodes back, and ``verify.yml`` and ``preflight.yml`` then pass without a write. VKS
-refuses ``mig.yml`` before any write, with the reason."""
+(audit log), the real run changes the cluster, the same run again changes nothing and writes nothing. VKS refuses
+``mig.yml`` before any write, with the reason. ``timeslicing.yml``, ``reset.yml``, ``verify.yml`` and
+``preflight.yml`` get the same treatment on every platform at once in the fleet test (tests/fleet)."""
 
 import json
 
@@ -12,16 +12,6 @@ from integration_helpers import changed_hosts, labels, run_playbook
 # Booleans as an AWX survey passes them, strings ("false"): the roles must read them as booleans (issue 21).
 RUNS = {
     "openshift": {
-        "timeslicing.yml": (
-            {
-                "openshift_machinesets": ["gpushare-ocp-gpu-t4-us-east-1a"],
-                "openshift_autoscaling": "false",
-                "openshift_smoke_test": "false",
-                "openshift_drain": "false",
-            },
-            "gpu-t4-0",
-            "time-slicing",
-        ),
         "mps.yml": ({"openshift_nodes": {"names": ["gpu-a100-0"]}}, "gpu-a100-0", "mps"),
         "mig.yml": (
             {
@@ -32,13 +22,6 @@ RUNS = {
             "gpu-h100-0",
             None,
         ),
-    },
-    "scaleway": {
-        "timeslicing.yml": (
-            {"scaleway_pool": "gpu-h100", "scaleway_smoke_test": "false", "scaleway_refuse_under_gpu_jobs": "true"},
-            "scw-gpu-h100-0",
-            "time-slicing",
-        )
     },
     "vks": {"mps.yml": ({"vks_install_operator": "false", "vks_smoke_test": "false"}, None, "mps")},
 }
@@ -80,19 +63,6 @@ def test_check_then_run_then_run_again(cluster, kube, profile, audit_writes, pla
     with audit_writes() as audit:
         again = run_ok(cluster, playbook, *extra_vars(variables))
     assert changed_hosts(again) == {} and audit.writes == []
-
-
-def test_reset_then_verify_and_preflight_read_only(cluster, kube, profile, audit_writes):
-    playbook = "timeslicing.yml" if "timeslicing.yml" in RUNS[profile.name] else sorted(RUNS[profile.name])[0]
-    variables, node, _strategy = RUNS[profile.name][playbook]
-    node = node or kube.gpu_nodes()[0]
-    run_ok(cluster, playbook, *extra_vars(variables))
-    run_ok(cluster, "reset.yml", *extra_vars(variables))
-    assert labels(kube.node(node))["nvidia.com/gpu.sharing-strategy"] == "none"
-    with audit_writes() as audit:
-        run_ok(cluster, "verify.yml")
-        run_ok(cluster, "preflight.yml", "-e", "gpushare_fail_on=never")
-    assert audit.writes == []
 
 
 @pytest.mark.profiles("vks")
