@@ -5,12 +5,14 @@ needed, none is here). The playbook run from the installed copy needs a cluster:
 ``tests/integration/test_collection_package.py``.
 """
 
+import fcntl
 import fnmatch
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -23,6 +25,7 @@ from collection_package import (
     build,
     galaxy,
     install,
+    isolated_env,
     run,
     tarball_name,
 )
@@ -33,6 +36,7 @@ TOP_LEVEL = {
     "FILES.json",
     "LICENSE",
     "README.md",
+    "awx",
     "bindep.txt",
     "changelogs",
     "docs",
@@ -55,6 +59,7 @@ SHIPPED = (
     "playbooks",
     "meta",
     "docs/AWX.md",
+    "awx/gpushare-k8s.yml",
     "README.md",
     "LICENSE",
     "requirements.txt",
@@ -176,6 +181,67 @@ def test_ansible_doc_renders_from_the_installed_copy_only(installed, work):
     module_file = os.path.join(installed, "ansible_collections", "gpushare", "k8s", "plugins", "modules", "gpu_info.py")
     assert "gpushare.k8s.gpu_info (%s)" % module_file in shown.stdout
     assert "K8S_AUTH_API_KEY" in shown.stdout and "EXAMPLES:" in shown.stdout and "RETURN VALUES:" in shown.stdout
+
+
+def oldest_core_claimed():
+    """The lowest ansible-core meta/runtime.yml's requires_ansible admits (">=X.Y.Z")."""
+    claim = yaml.safe_load(read("meta", "runtime.yml"))["requires_ansible"]
+    match = re.match(r"^>=(\d+\.\d+\.\d+)$", claim)
+    assert match, "requires_ansible %r is not a plain floor: say how it is tested here" % claim
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def oldest_core_bin(work):
+    """The bin directory of a virtualenv with the oldest ansible-core the collection claims, made once per machine
+    in the cache (pip from PyPI) and reused."""
+    version = oldest_core_claimed()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    venv = os.path.join(cache, "gpushare-k8s", "ansible-core-%s" % version)
+    os.makedirs(os.path.dirname(venv), exist_ok=True)
+    # Under a lock, and marked installed only at the end: a run beside this one waits, an interrupted one is redone.
+    with open(venv + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(venv, ".installed")):
+            shutil.rmtree(venv, ignore_errors=True)
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+            pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            completed = subprocess.run(
+                pip + ["ansible-core==%s" % version], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+            assert completed.returncode == 0, completed.stdout
+            open(os.path.join(venv, ".installed"), "w").close()
+    return os.path.join(venv, "bin")
+
+
+def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(installed, work, oldest_core_bin):
+    """meta/runtime.yml's claim is tested: ansible-core before 2.20 cannot read the modules' RETURN documentation
+    fragments (issue 21), so the claim starts at 2.20, and its ansible-doc renders every module and role."""
+    modules = sorted(name[: -len(".py")] for name in os.listdir(os.path.join(REPO, "plugins", "modules")))
+    roles = sorted(os.listdir(os.path.join(REPO, "roles")))
+
+    def ansible_doc(*args):
+        # stdout alone: ansible-core 2.20.0 warns on stderr about a collection of its own (_protomatter).
+        completed = subprocess.run(
+            [os.path.join(oldest_core_bin, "ansible-doc"), "--json"] + list(args),
+            cwd=work,
+            env=isolated_env(installed, work),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return json.loads(completed.stdout)
+
+    docs = ansible_doc(*["gpushare.k8s." + name for name in modules])
+    assert sorted(docs) == ["gpushare.k8s." + name for name in modules]
+    assert all(doc["return"] and doc["doc"]["options"] for doc in docs.values())
+    assert sorted(ansible_doc("-t", "role", *["gpushare.k8s." + name for name in roles])) == [
+        "gpushare.k8s." + name for name in roles
+    ]
+    version = run([os.path.join(oldest_core_bin, "ansible"), "--version"], installed, work).stdout
+    assert "core %s]" % oldest_core_claimed() in version
 
 
 # --- the execution environment ----------------------------------------------------------------
