@@ -90,11 +90,29 @@ def openssl(*args):
         raise ClusterError("openssl %s failed: %s" % (args[0], result.stderr.strip()))
 
 
+# The extensions real clusters' certificates carry (kubeadm's, OpenShift's): Python 3.13 verifies strictly (RFC
+# 5280: VERIFY_X509_STRICT), and refuses a CA without keyUsage or a leaf without authorityKeyIdentifier.
+CA_EXTENSIONS = """[req]
+distinguished_name = dn
+[dn]
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,digitalSignature,keyEncipherment,keyCertSign
+subjectKeyIdentifier = hash
+"""
+LEAF_EXTENSIONS = """basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+"""
+
+
 def issue_certificate(name, subject, server=False):
     """A key and certificate signed by the cluster CA, for a server (with loopback SANs) or a client."""
     key, csr, crt = (os.path.join(PKI, name + ext) for ext in (".key", ".csr", ".crt"))
     ext_file = os.path.join(PKI, name + ".ext")
     with open(ext_file, "w") as f:
+        f.write(LEAF_EXTENSIONS)
         if server:
             f.write(
                 "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
@@ -158,9 +176,16 @@ def prepare_state():
     if os.path.exists(state_path("kubeconfig")):
         return
     log("generating a CA, certificates and kubeconfigs in %s" % STATE)
+    ca_config = os.path.join(PKI, "ca.cnf")
+    with open(ca_config, "w") as f:
+        f.write(CA_EXTENSIONS)
     openssl(
         "req",
         "-x509",
+        "-config",
+        ca_config,
+        "-extensions",
+        "ca",
         "-new",
         "-newkey",
         "rsa:2048",
@@ -174,6 +199,7 @@ def prepare_state():
         "-out",
         os.path.join(PKI, "ca.crt"),
     )
+    os.remove(ca_config)
     issue_certificate("apiserver", "/CN=kube-apiserver", server=True)
     issue_certificate("admin", "/CN=%s/O=system:masters" % ADMIN_USER)
     issue_certificate("simulator", "/CN=%s/O=system:masters" % SIMULATOR_USER)

@@ -33,10 +33,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLLECTION = "gpushare.k8s"
 NAMESPACE, NAME = COLLECTION.split(".")
 MODULES_DIR = os.path.join(ROOT, "plugins", "modules")
-FRAGMENTS_DIR = os.path.join(ROOT, "plugins", "doc_fragments")
+# kubernetes.core, galaxy.yml's dependency, where `make venv` puts it: its k8s_auth_options fragment documents the
+# connection options every module extends.
+KUBERNETES_CORE_DIR = os.path.join(ROOT, ".build", "ansible_collections", "kubernetes")
+CONNECTION_FRAGMENT = os.path.join(KUBERNETES_CORE_DIR, "core", "plugins", "doc_fragments", "k8s_auth_options.py")
 ROLES_DIR = os.path.join(ROOT, "roles")
 MODULES_MD = os.path.join(ROOT, "docs", "modules.md")
-CONNECTION_FRAGMENT = "k8s_auth"
 BEGIN = "<!-- BEGIN GENERATED VARIABLES -->"
 END = "<!-- END GENERATED VARIABLES -->"
 
@@ -67,8 +69,8 @@ def module_names():
 
 
 def connection_option_names():
-    """The option names of the connection fragment (``plugins/doc_fragments/k8s_auth.py``)."""
-    text = python_string(os.path.join(FRAGMENTS_DIR, CONNECTION_FRAGMENT + ".py"), "DOCUMENTATION", "ModuleDocFragment")
+    """The option names of kubernetes.core's connection fragment."""
+    text = python_string(CONNECTION_FRAGMENT, "DOCUMENTATION", "ModuleDocFragment")
     return set((yaml.safe_load(text) or {}).get("options") or {})
 
 
@@ -78,6 +80,7 @@ def ansible_doc(names):
         namespace_dir = os.path.join(tmp, "ansible_collections", NAMESPACE)
         os.makedirs(namespace_dir)
         os.symlink(ROOT, os.path.join(namespace_dir, NAME))
+        os.symlink(KUBERNETES_CORE_DIR, os.path.join(tmp, "ansible_collections", "kubernetes"))
         env = dict(
             os.environ,
             ANSIBLE_COLLECTIONS_PATH=tmp,

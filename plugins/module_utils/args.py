@@ -11,6 +11,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleFallbackNotFound
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC as K8S_AUTH_ARG_SPEC
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     CUSTOM_MIG_CONFIG_MAP,
@@ -54,48 +55,50 @@ def k8s_env_list_fallback(*names):
     return k8s_env_fallback(*names, comma_list=True)
 
 
-PROXY_HEADERS_SPEC = dict(
-    proxy_basic_auth=dict(
-        type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"])
-    ),
-    basic_auth=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"])),
-    user_agent=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_USER_AGENT"])),
+# The environment variables kubernetes.core reads for each connection option (its client's K8S_AUTH_<OPTION>, then
+# K8S_AUTH_<client attribute>), as fallbacks: booleans and lists read as kubernetes.core reads them.
+AUTH_ENV_FALLBACKS = dict(
+    kubeconfig=(k8s_env_fallback, ["K8S_AUTH_KUBECONFIG"]),
+    context=(k8s_env_fallback, ["K8S_AUTH_CONTEXT"]),
+    host=(k8s_env_fallback, ["K8S_AUTH_HOST"]),
+    api_key=(k8s_env_fallback, ["K8S_AUTH_API_KEY"]),
+    username=(k8s_env_fallback, ["K8S_AUTH_USERNAME"]),
+    password=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"]),
+    validate_certs=(k8s_env_bool_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"]),
+    ca_cert=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"]),
+    client_cert=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"]),
+    client_key=(k8s_env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"]),
+    proxy=(k8s_env_fallback, ["K8S_AUTH_PROXY"]),
+    no_proxy=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"]),
+    persist_config=(k8s_env_bool_fallback, ["K8S_AUTH_PERSIST_CONFIG"]),
+    impersonate_user=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"]),
+    impersonate_groups=(k8s_env_list_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"]),
+)
+PROXY_HEADERS_ENV_FALLBACKS = dict(
+    proxy_basic_auth=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH"]),
+    basic_auth=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_BASIC_AUTH"]),
+    user_agent=(k8s_env_fallback, ["K8S_AUTH_PROXY_HEADERS_USER_AGENT"]),
 )
 
-# For each option kubernetes.core reads K8S_AUTH_<OPTION>, then K8S_AUTH_<CLIENT ATTRIBUTE>.
-AUTH_ARG_SPEC = dict(
-    kubeconfig=dict(type="raw", fallback=(k8s_env_fallback, ["K8S_AUTH_KUBECONFIG"])),
-    context=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_CONTEXT"])),
-    host=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_HOST"])),
-    api_key=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_API_KEY"])),
-    username=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_USERNAME"])),
-    password=dict(type="str", no_log=True, fallback=(k8s_env_fallback, ["K8S_AUTH_PASSWORD"])),
-    validate_certs=dict(
-        type="bool",
-        aliases=["verify_ssl"],
-        fallback=(k8s_env_bool_fallback, ["K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL"]),
-    ),
-    ca_cert=dict(
-        type="path", aliases=["ssl_ca_cert"], fallback=(k8s_env_fallback, ["K8S_AUTH_CA_CERT", "K8S_AUTH_SSL_CA_CERT"])
-    ),
-    client_cert=dict(
-        type="path", aliases=["cert_file"], fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_CERT", "K8S_AUTH_CERT_FILE"])
-    ),
-    client_key=dict(
-        type="path",
-        aliases=["key_file"],
-        no_log=False,
-        fallback=(k8s_env_fallback, ["K8S_AUTH_CLIENT_KEY", "K8S_AUTH_KEY_FILE"]),
-    ),
-    proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_PROXY"])),
-    no_proxy=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_NO_PROXY"])),
-    proxy_headers=dict(type="dict", options=PROXY_HEADERS_SPEC),
-    persist_config=dict(type="bool", fallback=(k8s_env_bool_fallback, ["K8S_AUTH_PERSIST_CONFIG"])),
-    impersonate_user=dict(type="str", fallback=(k8s_env_fallback, ["K8S_AUTH_IMPERSONATE_USER"])),
-    impersonate_groups=dict(
-        type="list", elements="str", fallback=(k8s_env_list_fallback, ["K8S_AUTH_IMPERSONATE_GROUPS"])
-    ),
-)
+
+def _with_env_fallbacks(spec, fallbacks):
+    """A copy of ``spec`` where each option of ``fallbacks`` reads its environment variables when not given."""
+    options = {}
+    for name, option in spec.items():
+        option = dict(option)
+        if name in fallbacks:
+            option["fallback"] = fallbacks[name]
+        if "options" in option:
+            option["options"] = _with_env_fallbacks(option["options"], PROXY_HEADERS_ENV_FALLBACKS)
+        options[name] = option
+    return options
+
+
+# kubernetes.core's connection options themselves (names, types, aliases, no_log), as its modules and
+# community.okd's take them; kube/client.py turns them into a client (tests/unit: every one of them is handled).
+AUTH_ARG_SPEC = _with_env_fallbacks(K8S_AUTH_ARG_SPEC, AUTH_ENV_FALLBACKS)
+# The path of a key file, not a key: said so, for validate-modules' no-log-needed rule.
+AUTH_ARG_SPEC["client_key"]["no_log"] = False
 
 # Where the GPU Operator is (documented by the gpushare.k8s.operator fragment).
 OPERATOR_ARG_SPEC = dict(

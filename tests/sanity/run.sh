@@ -38,6 +38,9 @@ trap 'rm -rf "$WORK"' EXIT
 COLLECTION=$WORK/ansible_collections/gpushare/k8s
 mkdir -p "$COLLECTION"
 tar -xzf "$WORK"/dist/gpushare-k8s-*.tar.gz -C "$COLLECTION"
+# galaxy.yml's dependency beside it, as an install puts it: the modules extend kubernetes.core's connection fragment
+# and import its argument spec, which validate-modules and the import test resolve from there.
+cp -r "$REPO/.build/ansible_collections/kubernetes" "$WORK/ansible_collections/kubernetes"
 
 # --- 2. offline pip bootstrap for ansible-test's venvs ------------------------------------------
 # ansible-test looks for ~/.ansible/test/cache/get_pip_<pip version, dots as _>.py; the version is
