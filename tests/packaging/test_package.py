@@ -5,7 +5,6 @@ needed, none is here). The playbook run from the installed copy needs a cluster:
 ``tests/integration/test_collection_package.py``.
 """
 
-import fcntl
 import fnmatch
 import json
 import os
@@ -34,6 +33,7 @@ from collection_package import (
 TOP_LEVEL = {
     "MANIFEST.json",
     "FILES.json",
+    "CHANGELOG.rst",
     "LICENSE",
     "README.md",
     "awx",
@@ -61,6 +61,7 @@ SHIPPED = (
     "docs/AWX.md",
     "awx/gpushare-k8s.yml",
     "README.md",
+    "CHANGELOG.rst",
     "LICENSE",
     "requirements.txt",
     "bindep.txt",
@@ -183,35 +184,17 @@ def test_ansible_doc_renders_from_the_installed_copy_only(installed, work):
     assert "K8S_AUTH_API_KEY" in shown.stdout and "EXAMPLES:" in shown.stdout and "RETURN VALUES:" in shown.stdout
 
 
-def oldest_core_claimed():
-    """The lowest ansible-core meta/runtime.yml's requires_ansible admits (">=X.Y.Z")."""
-    claim = yaml.safe_load(read("meta", "runtime.yml"))["requires_ansible"]
-    match = re.match(r"^>=(\d+\.\d+\.\d+)$", claim)
-    assert match, "requires_ansible %r is not a plain floor: say how it is tested here" % claim
-    return match.group(1)
-
-
 @pytest.fixture(scope="module")
-def oldest_core_bin(work):
-    """The bin directory of a virtualenv with the oldest ansible-core the collection claims, made once per machine
-    in the cache (pip from PyPI) and reused."""
-    version = oldest_core_claimed()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    venv = os.path.join(cache, "gpushare-k8s", "ansible-core-%s" % version)
-    os.makedirs(os.path.dirname(venv), exist_ok=True)
-    # Under a lock, and marked installed only at the end: a run beside this one waits, an interrupted one is redone.
-    with open(venv + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(venv, ".installed")):
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-            pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            completed = subprocess.run(
-                pip + ["ansible-core==%s" % version], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-            )
-            assert completed.returncode == 0, completed.stdout
-            open(os.path.join(venv, ".installed"), "w").close()
-    return os.path.join(venv, "bin")
+def oldest_core_bin():
+    """The bin directory of tools/oldest_core_venv.py's virtualenv (the oldest ansible-core the collection claims)."""
+    completed = subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "oldest_core_venv.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout
+    return os.path.join(completed.stdout.strip(), "bin")
 
 
 def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(installed, work, oldest_core_bin):
@@ -241,7 +224,7 @@ def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(in
         "gpushare.k8s." + name for name in roles
     ]
     version = run([os.path.join(oldest_core_bin, "ansible"), "--version"], installed, work).stdout
-    assert "core %s]" % oldest_core_claimed() in version
+    assert "core %s]" % yaml.safe_load(read("meta", "runtime.yml"))["requires_ansible"].lstrip(">=") in version
 
 
 # --- the execution environment ----------------------------------------------------------------
