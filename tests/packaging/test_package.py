@@ -227,6 +227,27 @@ def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(in
     assert "core %s]" % yaml.safe_load(read("meta", "runtime.yml"))["requires_ansible"].lstrip(">=") in version
 
 
+def test_antsibull_docs_lints_the_installed_collections_docs(installed, work):
+    """What docs.ansible.com's pipeline checks: every module's and role's documentation renders, and every reference
+    in it (M(), O(), RV()) names something that exists. Run on the installed copy, beside kubernetes.core: on the
+    working tree, antsibull-docs copies only files git tracks, and .build (where kubernetes.core is) is ignored."""
+    completed = run(
+        [
+            os.path.join(VENV_BIN, "antsibull-docs"),
+            "lint-collection-docs",
+            "--plugin-docs",
+            "--validate-collection-refs",
+            "dependent",
+            os.path.join(installed, "ansible_collections", "gpushare", "k8s"),
+        ],
+        installed,
+        work,
+        env={"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")},
+        check=False,
+    )
+    assert completed.returncode == 0 and completed.stdout.strip() == "", completed.stdout
+
+
 # --- the execution environment ----------------------------------------------------------------
 
 
