@@ -83,20 +83,18 @@ PROXY_HEADERS_ENV_FALLBACKS = dict(
 
 def _with_env_fallbacks(spec, fallbacks):
     """A copy of ``spec`` where each option of ``fallbacks`` reads its environment variables when not given."""
-    options = {}
-    for name, option in spec.items():
-        option = dict(option)
-        if name in fallbacks:
-            option["fallback"] = fallbacks[name]
-        if "options" in option:
-            option["options"] = _with_env_fallbacks(option["options"], PROXY_HEADERS_ENV_FALLBACKS)
-        options[name] = option
-    return options
+    return dict(
+        (name, dict(option, fallback=fallbacks[name]) if name in fallbacks else dict(option))
+        for name, option in spec.items()
+    )
 
 
 # kubernetes.core's connection options themselves (names, types, aliases, no_log), as its modules and
 # community.okd's take them; kube/client.py turns them into a client (tests/unit: every one of them is handled).
 AUTH_ARG_SPEC = _with_env_fallbacks(K8S_AUTH_ARG_SPEC, AUTH_ENV_FALLBACKS)
+AUTH_ARG_SPEC["proxy_headers"]["options"] = _with_env_fallbacks(
+    K8S_AUTH_ARG_SPEC["proxy_headers"]["options"], PROXY_HEADERS_ENV_FALLBACKS
+)
 # The path of a key file, not a key: said so, for validate-modules' no-log-needed rule.
 AUTH_ARG_SPEC["client_key"]["no_log"] = False
 

@@ -61,7 +61,7 @@ if ! podman image exists "$BASE_IMAGE"; then
     mirror=${mirror:-http://deb.debian.org/debian}
     rootfs=$(mktemp -d "${TMPDIR:-/tmp}/gpushare-ee-rootfs.XXXXXX")
     trap 'rm -rf "$rootfs"' EXIT
-    log "debootstrap trixie from $mirror (about 2 minutes)"
+    log "debootstrap trixie from $mirror"
     $SUDO debootstrap --variant=minbase --include="$BASE_PACKAGES" trixie "$rootfs" "$mirror" \
         >"$STATE/debootstrap.log" 2>&1 || { tail -n 20 "$STATE/debootstrap.log" >&2; exit 1; }
     $SUDO rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*

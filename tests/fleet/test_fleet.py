@@ -80,8 +80,8 @@ def audit_every_cluster():
     windows = {}
     try:
         for profile in CLUSTERS:
-            api_client = cluster(profile).api_client()
-            windows[profile] = AuditWindow(cluster(profile), api_client).start()
+            local = cluster(profile)
+            windows[profile] = AuditWindow(local, local.api_client()).start()
         yield windows
     finally:
         for window in windows.values():
