@@ -178,6 +178,24 @@ RESET_MODULE_KWARGS = dict(
 
 INFO_ARG_SPEC = dict(OPERATOR_ARG_SPEC, node_selector=dict(type="str"))
 
+SHARING_PLAN_REQUEST_SPEC = dict(
+    resource=dict(type="str"),
+    profile=dict(type="str"),
+    memory_gib=dict(type="float"),
+    compute_share=dict(type="float"),
+    count=dict(type="int", required=True),
+    pool=dict(type="str"),
+)
+SHARING_PLAN_ARG_SPEC = dict(
+    OPERATOR_ARG_SPEC,
+    node_selector=dict(type="str"),
+    pool_label=dict(type="str"),
+    requests=dict(type="list", elements="dict", options=SHARING_PLAN_REQUEST_SPEC),
+    read_pods=dict(type="bool", default=True),
+    allow_moves=dict(type="bool", default=False),
+    sharing_method=dict(type="str", default="time-slicing", choices=["time-slicing", "mps"]),
+)
+
 PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]
 PREFLIGHT_ARG_SPEC = dict(
     OPERATOR_ARG_SPEC,
@@ -316,6 +334,7 @@ OPTION_RULES = {
     "config_key": LABEL_VALUE_RULE,
     "config_name": LABEL_VALUE_RULE,
     "autoscaler_gpu_label": LABEL_KEY_RULE,
+    "pool_label": LABEL_KEY_RULE,
 }
 # Options counting seconds: a wait of 0 or less would start a change and fail at once, half way through it.
 TIMEOUT_OPTIONS = ("wait_timeout", "exec_timeout")

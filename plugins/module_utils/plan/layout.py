@@ -26,16 +26,19 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import METHOD_MPS as MPS
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    METHOD_TIME_SLICING as TIME_SLICING,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
     RESOURCE_GPU,
     SHARED_RESOURCE_SUFFIX,
+    mig_resource_name,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
 
 RESOURCE_GPU_SHARED = RESOURCE_GPU + SHARED_RESOURCE_SUFFIX
-TIME_SLICING = "time-slicing"
-MPS = "mps"
 
 # What one GPU is, or is planned to be: whole; ("mig", layout) with a mig_layouts layout; (method, replicas, rename)
 # for time-slicing and MPS. UNKNOWN is a GPU whose state cannot be read back (a MIG config the planner cannot resolve):
@@ -72,17 +75,13 @@ def score_key(score):
     return (score.served, -score.moved, -score.changed, score.free)
 
 
-def mig_resource(profile):
-    return MIG_RESOURCE_PREFIX + profile.replace("+", ".")
-
-
 def gpu_supply(descriptor):
     """{resource: count} one GPU in this state advertises."""
     kind = descriptor[0]
     if kind == "whole":
         return {RESOURCE_GPU: 1}
     if kind == "mig":
-        return dict((mig_resource(profile), count) for profile, count in descriptor[1])
+        return dict((mig_resource_name(profile), count) for profile, count in descriptor[1])
     if kind in (TIME_SLICING, MPS):
         return {RESOURCE_GPU_SHARED if descriptor[2] else RESOURCE_GPU: descriptor[1]}
     return {}
@@ -181,7 +180,7 @@ def useful_mig_layouts(model, demand):
     placement) and leaves fewer slices free."""
     layouts = []
     for layout in gpu_layouts(model):
-        if layout and all(demand.get(mig_resource(profile)) for profile, _count in layout):
+        if layout and all(demand.get(mig_resource_name(profile)) for profile, _count in layout):
             layouts.append(mig_gpu(layout))
     return layouts
 
@@ -288,8 +287,13 @@ def _exact(nodes, demand, allow_moves, method):
 
 
 def _node_class(node):
-    return (node.model.name if node.model else None, node.current, tuple(sorted(node.running.items())),
-            node.mig_allowed, node.mps_max)
+    return (
+        node.model.name if node.model else None,
+        node.current,
+        tuple(sorted(node.running.items())),
+        node.mig_allowed,
+        node.mps_max,
+    )
 
 
 def _fill_mig(node, deficit):
@@ -432,7 +436,7 @@ def pool_bound(nodes, pending):
                 model.facts[profile]["slices"]
                 for model in models
                 for profile in model.profiles
-                if mig_resource(profile) == resource
+                if mig_resource_name(profile) == resource
             ]
             slices_needed += count * min(sizes or [0])
     changed = -(-slices_needed // most_slices)

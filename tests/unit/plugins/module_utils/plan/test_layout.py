@@ -14,6 +14,7 @@ import random
 
 import pytest
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import mig_resource_name
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
@@ -26,7 +27,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     Node,
     gpu_supply,
     mig_gpu,
-    mig_resource,
     plan_pool,
     pool_bound,
     score_of,
@@ -53,8 +53,9 @@ def supply_of(descriptors):
 
 def make_node(name, model, current, running=None, mig_allowed=True, mps_max=48):
     current = tuple(current)
-    return Node(name, "pool", model, current, supply_of(current), dict(running or {}), mig_allowed and bool(model),
-                mps_max)
+    return Node(
+        name, "pool", model, current, supply_of(current), dict(running or {}), mig_allowed and bool(model), mps_max
+    )
 
 
 def slices_free(model, descriptor):
@@ -169,8 +170,10 @@ def brute_force(nodes, pending, allow_moves):
     best = None
     for choices in itertools.product(*[every_option(node, demand) for node in nodes]):
         score = score_of(nodes, choices, pending)
-        if score.moved and not allow_moves and any(
-            option_value(node, c)[1] for node, c in zip(nodes, choices) if c is not None
+        if (
+            score.moved
+            and not allow_moves
+            and any(option_value(node, c)[1] for node, c in zip(nodes, choices) if c is not None)
         ):
             continue
         if best is None or key(score) > key(best):
@@ -214,21 +217,24 @@ def random_pool(rng, gpu_count, gpus_per_node):
         else:
             current = [WHOLE] * gpus_per_node
         nodes.append(make_node("node-%d" % index, model, current, random_running(rng, current)))
-    pending = dict((mig_resource(profile), rng.randint(0, 3)) for profile in profiles)
+    pending = dict((mig_resource_name(profile), rng.randint(0, 3)) for profile in profiles)
     pending[RESOURCE_GPU] = rng.randint(0, 3)
     return nodes, pending
 
 
 @pytest.mark.parametrize(
     "gpu_count, gpus_per_node, seed",
-    [(count, per_node, seed) for count, per_node in ((4, 1), (4, 2), (8, 2), (8, 4), (12, 2), (16, 2)) for seed in
-     range(3)],
+    [
+        (count, per_node, seed)
+        for count, per_node in ((4, 1), (4, 2), (8, 2), (8, 4), (12, 2), (16, 2))
+        for seed in range(3)
+    ],
 )
 @pytest.mark.parametrize("allow_moves", [False, True])
-def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(gpu_count, gpus_per_node, seed,
-                                                                          allow_moves):
-    nodes, pending = random_pool(random.Random("pool-%d-%d-%d" % (gpu_count, gpus_per_node, seed)), gpu_count,
-                                 gpus_per_node)
+def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(gpu_count, gpus_per_node, seed, allow_moves):
+    nodes, pending = random_pool(
+        random.Random("pool-%d-%d-%d" % (gpu_count, gpus_per_node, seed)), gpu_count, gpus_per_node
+    )
     plan = plan_pool(nodes, pending, allow_moves)
     assert plan.exact
     assert key(plan.score) == exhaustive(nodes, pending, allow_moves)
@@ -242,7 +248,7 @@ def test_on_small_pools_the_planner_scores_as_the_plain_product_of_every_option(
     a30 = make_node("a30", A30, [random_gpu(rng, A30, sorted(A30.profiles))])
     a30 = a30._replace(running=random_running(rng, a30.current))
     t4 = make_node("t4", None, [rng.choice([WHOLE, shared_gpu(TIME_SLICING, 2)])], mig_allowed=False)
-    pending = {mig_resource(rng.choice(sorted(A30.profiles))): rng.randint(1, 3), RESOURCE_GPU: rng.randint(0, 3)}
+    pending = {mig_resource_name(rng.choice(sorted(A30.profiles))): rng.randint(1, 3), RESOURCE_GPU: rng.randint(0, 3)}
     nodes = [a30, t4]
     plan = plan_pool(nodes, pending, allow_moves)
     assert key(plan.score) == brute_force(nodes, pending, allow_moves)
@@ -250,16 +256,16 @@ def test_on_small_pools_the_planner_scores_as_the_plain_product_of_every_option(
 
 def test_a_fresh_a100_node_takes_the_layout_its_demand_needs_and_nothing_more():
     node = make_node("a100", A100, [WHOLE, WHOLE])
-    plan = plan_pool([node], {mig_resource("3g.40gb"): 2, mig_resource("1g.10gb"): 3})
+    plan = plan_pool([node], {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3})
     assert plan.score.served == 5 and plan.score.moved == 0
-    assert supply_of(plan.choices[0]) == {mig_resource("3g.40gb"): 2, mig_resource("1g.10gb"): 3}
+    assert supply_of(plan.choices[0]) == {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3}
 
 
 def test_running_pods_stay_where_they_are_unless_moves_are_allowed():
-    busy = make_node("a30", A30, [mig_gpu((("4g.24gb", 1),))], {mig_resource("4g.24gb"): 1})
-    plan = plan_pool([busy], {mig_resource("1g.6gb"): 4})
+    busy = make_node("a30", A30, [mig_gpu((("4g.24gb", 1),))], {mig_resource_name("4g.24gb"): 1})
+    plan = plan_pool([busy], {mig_resource_name("1g.6gb"): 4})
     assert plan.choices == [None] and plan.score.served == 1
-    moved = plan_pool([busy], {mig_resource("1g.6gb"): 4}, allow_moves=True)
+    moved = plan_pool([busy], {mig_resource_name("1g.6gb"): 4}, allow_moves=True)
     assert moved.score.served == 4 and moved.score.moved == 1  # the 4g pod has nowhere left to go
 
 
@@ -300,8 +306,12 @@ def big_pool(rng, nodes_count):
         current = [WHOLE] * 8 if index % 3 else [mig_gpu((("1g.10gb", 7),))] * 8
         running = random_running(rng, current)
         nodes.append(make_node("node-%d" % index, model, current, running))
-    pending = {mig_resource("1g.10gb"): 60, mig_resource("3g.40gb"): 40, mig_resource("2g.20gb"): 30,
-               RESOURCE_GPU: 50}
+    pending = {
+        mig_resource_name("1g.10gb"): 60,
+        mig_resource_name("3g.40gb"): 40,
+        mig_resource_name("2g.20gb"): 30,
+        RESOURCE_GPU: 50,
+    }
     return nodes, pending
 
 

@@ -1,0 +1,487 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_sharing_plan's plan, from what the cluster shows: the supply (GPU nodes, their models and current states, the
+pods running on them), the demand (pending pods and given requests, per pool), plan/layout's search per pool, and the
+answer: per node the state it should take and what it serves, the requests left unserved and why, and the arguments
+of gpu_reset, gpu_mig_config, gpu_timeslicing and gpu_mps that get there. Pure: no I/O."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import json
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_MIXED,
+    RESOURCE_GPU,
+    mig_profile_of_resource,
+    mig_resource_name,
+    mps_max_clients,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import resolve_shipped_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
+    MPS,
+    RESOURCE_GPU_SHARED,
+    TIME_SLICING,
+    UNKNOWN,
+    WHOLE,
+    Node,
+    evaluate,
+    mig_gpu,
+    plan_pool,
+    pool_bound,
+    pool_demand,
+    shared_gpu,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import gpu_layouts as per_gpu_layouts
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import physical_gpu_count
+
+# The pool of the nodes that lack the pool label (and of every node when no pool label is given).
+NO_POOL = ""
+CONFIG_NAME_PREFIX = "gpushare-plan-"
+PLANNED_RESOURCES = (RESOURCE_GPU, RESOURCE_GPU_SHARED)
+
+
+def is_planned_resource(resource):
+    return resource in PLANNED_RESOURCES or resource.startswith(MIG_RESOURCE_PREFIX)
+
+
+# --- supply ----------------------------------------------------------------------------------------------------
+
+
+def current_descriptors(state, configs):
+    """Each GPU's state as plan/layout describes it: MIG per GPU from the config the node's nvidia.com/mig.config
+    label names (``configs``, the ConfigMap mig-manager reads, else NVIDIA's shipped ones); time-slicing or MPS by the
+    replicas GPU Feature Discovery reports; else whole. UNKNOWN where a MIG config cannot be read back."""
+    count = physical_gpu_count(state, configs) if state.mig_enabled else state.count
+    if not count:
+        return ()
+    if state.mig_enabled:
+        layout = configs.get(state.mig_config)
+        try:
+            effective = resolve_shipped_config(
+                state.mig_config,
+                state.gpu_model,
+                count,
+                state.name,
+                device_id=state.pci_device_id,
+                layout=layout if isinstance(layout, list) else None,
+            )
+        except GpuShareError:
+            return (UNKNOWN,) * count
+        per_gpu = per_gpu_layouts(effective, count)
+        return tuple(
+            WHOLE if per_gpu.get(index) is None else mig_gpu(sorted(per_gpu[index].items())) for index in range(count)
+        )
+    if state.sharing_strategy in (TIME_SLICING, MPS) and state.replicas > 1:
+        renamed = state.shared_resource() == RESOURCE_GPU_SHARED
+        return (shared_gpu(state.sharing_strategy, state.replicas, renamed),) * count
+    return (WHOLE,) * count
+
+
+def supply_node(state, pool, configs, running, mig_allowed, method):
+    """plan/layout's Node for one GPU node."""
+    current = current_descriptors(state, configs)
+    supply = dict((r, n) for r, n in state.capacity.items() if is_planned_resource(r) and n)
+    model = state.gpu_model
+    mps_max = mps_max_clients(state.compute_capability) if (state.mps_capable or method != MPS) else 0
+    return Node(
+        state.name,
+        pool,
+        model,
+        current,
+        supply,
+        running,
+        bool(mig_allowed and model is not None and model.mig_capable and state.mig_capable),
+        mps_max,
+    )
+
+
+# --- demand ----------------------------------------------------------------------------------------------------
+
+
+def scheduler_reason(pod):
+    """The scheduler's message for a pending pod ("0/3 nodes are available: 3 Insufficient ..."), or None."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return condition.get("message") or condition.get("reason")
+    return None
+
+
+def pending_gpu_pods(pods):
+    """Pods no node holds yet that request planned resources."""
+    pending = []
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or (pod.get("status") or {}).get("phase") not in (None, "Pending"):
+            continue
+        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
+        if requests:
+            pending.append(pod)
+    return pending
+
+
+def running_by_node(pods, node_names):
+    """{node: {resource: count}} of the planned resources the pods bound to ``node_names`` hold, and the pods."""
+    running, pods_by_node = {}, {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node not in node_names or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
+        if not requests:
+            continue
+        held = running.setdefault(node, {})
+        for resource, count in requests.items():
+            held[resource] = held.get(resource, 0) + count
+        pods_by_node.setdefault(node, []).append("%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
+    return running, pods_by_node
+
+
+def pool_models(nodes):
+    """The MIG models of a pool's nodes that may take MIG, most GPUs first."""
+    counts = {}
+    for node in nodes:
+        if node.mig_allowed:
+            counts.setdefault(node.model.name, [node.model, 0])[1] += len(node.current)
+    return [model for model, _gpus in sorted(counts.values(), key=lambda entry: (-entry[1], entry[0].name))]
+
+
+def smallest_profile(model, memory_gib, compute_share):
+    """The smallest MIG profile of ``model`` with at least ``memory_gib`` of memory and ``compute_share`` of the
+    GPU's compute slices (no media extension or graphics attribute), or None."""
+    fitting = []
+    for profile, facts in model.facts.items():
+        if "+" in profile or "-" in profile.split("gb", 1)[-1]:
+            continue
+        if facts["memory_mib"] >= memory_gib * 1024 and facts["slices"] >= compute_share * model.compute_slices:
+            fitting.append((facts["slices"], facts["memory_mib"], profile))
+    return min(fitting)[2] if fitting else None
+
+
+def request_resource(request, models):
+    """The resource a given request asks for: as given, a profile's resource, or for memory and a compute share the
+    smallest MIG profile that holds it on the pool's model (nvidia.com/gpu where the pool has no MIG)."""
+    if request.get("resource"):
+        return request["resource"]
+    if request.get("profile"):
+        return mig_resource_name(request["profile"])
+    memory, share = request.get("memory_gib") or 0, request.get("compute_share") or 0
+    for model in models:
+        profile = smallest_profile(model, memory, share)
+        if profile:
+            return mig_resource_name(profile)
+    return RESOURCE_GPU
+
+
+def check_requests(requests):
+    """Refuse given requests that cannot be planned, before anything is read."""
+    problems = []
+    for number, request in enumerate(requests or [], 1):
+        kinds = [kind for kind in ("resource", "profile") if request.get(kind)]
+        sized = request.get("memory_gib") is not None or request.get("compute_share") is not None
+        if len(kinds) + int(sized) != 1:
+            problems.append("requests[%d]: give exactly one of resource, profile, or memory_gib/compute_share" % number)
+        elif request.get("resource") and not is_planned_resource(request["resource"]):
+            problems.append(
+                "requests[%d]: resource %s is not one the planner places; use nvidia.com/gpu, nvidia.com/gpu.shared "
+                "or nvidia.com/mig-<profile>" % (number, request["resource"])
+            )
+        elif request.get("profile") and not mig_profile_of_resource(mig_resource_name(request["profile"])):
+            problems.append("requests[%d]: %s is not a MIG profile name (like 1g.10gb)" % (number, request["profile"]))
+        if request.get("count") is None or request["count"] < 1:
+            problems.append("requests[%d]: count must be 1 or more" % number)
+        share = request.get("compute_share")
+        if share is not None and not 0 < share <= 1:
+            problems.append("requests[%d]: compute_share is a fraction of one GPU, above 0 and at most 1" % number)
+    if problems:
+        raise GpuShareError("Fix the requests: " + "; ".join(problems))
+
+
+# --- the answer ------------------------------------------------------------------------------------------------
+
+
+def describe(descriptors):
+    """The node's planned mode, MIG layout (mig-parted's format) and replicas."""
+    kinds = set(d[0] for d in descriptors)
+    if kinds & set(["mig"]):
+        return "mig", mig_parted_layout(descriptors), None
+    if kinds == set([TIME_SLICING]) or kinds == set([MPS]):
+        return descriptors[0][0], None, descriptors[0][1]
+    if kinds == set(["whole"]):
+        return "whole", None, None
+    return "unknown", None, None
+
+
+def mig_parted_layout(descriptors):
+    """mig-parted entries for per-GPU descriptors: one per distinct state, ``devices: all`` when all GPUs agree."""
+    groups = []
+    for index, descriptor in enumerate(descriptors):
+        for group in groups:
+            if group[0] == descriptor:
+                group[1].append(index)
+                break
+        else:
+            groups.append((descriptor, [index]))
+    entries = []
+    for descriptor, indices in groups:
+        devices = "all" if len(indices) == len(descriptors) else indices
+        if descriptor[0] == "mig":
+            entries.append({"devices": devices, "mig-enabled": True, "mig-devices": dict(descriptor[1])})
+        else:
+            entries.append({"devices": devices, "mig-enabled": False})
+    return entries
+
+
+def config_name_of(layout):
+    """A name for a planned layout: the same layout always gets the same name, another layout another one (mig-manager
+    does not reload a config edited under a name in use)."""
+    digest = hashlib.sha256(json.dumps(layout, sort_keys=True).encode("utf-8")).hexdigest()[:10]
+    return CONFIG_NAME_PREFIX + digest
+
+
+def assign_serving(nodes, choices, pending):
+    """What each node serves: first the pods it keeps running, then the requests waiting and the pods that move, in
+    node order (any node of the pool can take any request of its resource)."""
+    left = dict(pending)
+    kept_and_free = []
+    for node, choice in zip(nodes, choices):
+        gives, moved, _changed, _free = evaluate(node, choice)
+        gives = dict(gives)
+        kept = {}
+        for resource, count in node.running.items():
+            kept[resource] = 0 if moved else min(count, gives.get(resource, 0))
+            gives[resource] = gives.get(resource, 0) - kept[resource]
+            left[resource] = left.get(resource, 0) + count - kept[resource]
+        kept_and_free.append((kept, gives))
+    result = []
+    for kept, gives in kept_and_free:
+        served = dict(kept)
+        for resource, count in sorted(gives.items()):
+            taken = min(count, left.get(resource, 0))
+            if taken:
+                served[resource] = served.get(resource, 0) + taken
+                left[resource] -= taken
+        result.append(dict((r, n) for r, n in served.items() if n))
+    return result
+
+
+def unserved_reason(pool, resource, nodes, allow_moves):
+    """Why part of a pool's demand for ``resource`` stays unserved, for the user."""
+    where = "pool %s" % pool if pool else "the selected nodes"
+    profile = mig_profile_of_resource(resource)
+    if profile:
+        models = pool_models(nodes)
+        if not models:
+            return "no node of %s may take MIG (their GPUs have no MIG, or the platform offers none)" % where
+        if not any(profile in model.profiles for model in models):
+            return "no GPU model in %s has the MIG profile %s (%s)" % (
+                where,
+                profile,
+                ", ".join("%s: %s" % (m.name, ", ".join(sorted(m.profiles))) for m in models),
+            )
+    if not allow_moves and any(node.running for node in nodes):
+        return (
+            "the GPUs of %s are all taken, or run pods that stay where they are (allow_moves: false lets no pod "
+            "move)" % where
+        )
+    return "the GPUs of %s are all taken by the requests served" % where
+
+
+def _node_sharing(descriptors):
+    return set(d[0] for d in descriptors) & set([TIME_SLICING, MPS])
+
+
+def _has_mig(descriptors):
+    return any(d[0] in ("mig", "unknown") for d in descriptors)
+
+
+def module_arguments(changes, allow_moves):
+    """The calls that get every changed node to its planned state, by module, in the order to run them: gpu_reset
+    for nodes leaving time-slicing, MPS or MIG; gpu_mig_config per distinct layout (the mixed strategy, one resource
+    per profile); gpu_timeslicing and gpu_mps per replica count. ``changes``: (node, planned descriptors, pods on
+    it)."""
+    calls = dict(gpu_reset=[], gpu_mig_config=[], gpu_timeslicing=[], gpu_mps=[])
+    groups = {}
+
+    def add(module, key, arguments, name, drain):
+        entry = groups.get((module, key))
+        if entry is None:
+            entry = groups[(module, key)] = dict(arguments, nodes=dict(names=[]))
+            if drain is not None:
+                entry["drain"] = False
+            calls[module].append(entry)
+        entry["nodes"]["names"].append(name)
+        if drain:
+            entry["drain"] = True
+
+    for node, descriptors, pods in changes:
+        drain = bool(pods) and allow_moves
+        old_sharing, new_sharing = _node_sharing(node.current), _node_sharing(descriptors)
+        if (old_sharing and old_sharing != new_sharing) or (_has_mig(node.current) and not _has_mig(descriptors)):
+            add("gpu_reset", None, {}, node.name, drain)
+        mode, layout, replicas = describe(descriptors)
+        if mode == "mig":
+            name = config_name_of(layout)
+            add(
+                "gpu_mig_config",
+                name,
+                dict(strategy=MIG_STRATEGY_MIXED, config_name=name, layout=layout),
+                node.name,
+                drain,
+            )
+        elif mode in (TIME_SLICING, MPS):
+            renamed = descriptors[0][2]
+            module = "gpu_timeslicing" if mode == TIME_SLICING else "gpu_mps"
+            key = "%s%s-%d%s" % (
+                CONFIG_NAME_PREFIX,
+                "ts" if mode == TIME_SLICING else "mps",
+                replicas,
+                "-shared" if renamed else "",
+            )
+            add(module, key, dict(config_key=key, replicas=replicas, rename_by_default=renamed), node.name, None)
+    return calls
+
+
+def _pool_of_pod(pod, pool_label, pools, spare):
+    """The pool a pending pod waits for: the one its nodeSelector names, else the only one, else the one with the most
+    room for what it requests (its scheduler could place it in any)."""
+    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
+    if pool_label and pool_label in selector:
+        return selector[pool_label]
+    if len(pools) == 1:
+        return next(iter(pools))
+    requests = gpu_requests(pod)
+    return max(sorted(pools), key=lambda pool: sum(min(n, spare[pool].get(r, 0)) for r, n in requests.items()))
+
+
+def plan_sharing(states, pods, configs, options):
+    """The whole answer. ``states``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold or
+    wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``options``: the module's parameters plus
+    ``mig_allowed`` (False on platforms without MIG)."""
+    pool_label = options.get("pool_label")
+    method = options.get("sharing_method") or TIME_SLICING
+    allow_moves = bool(options.get("allow_moves"))
+    running, pods_by_node = running_by_node(pods, set(state.name for state in states))
+    pools = {}
+    for state in sorted(states, key=lambda state: state.name):
+        node = supply_node(
+            state,
+            state.labels.get(pool_label, NO_POOL) if pool_label else NO_POOL,
+            configs,
+            running.get(state.name, {}),
+            options.get("mig_allowed", True),
+            method,
+        )
+        if node.current:
+            pools.setdefault(node.pool, []).append(node)
+    pending = dict((pool, {}) for pool in pools)
+    spare = {}
+    for pool, nodes in pools.items():
+        spare[pool] = {}
+        for node in nodes:
+            for resource, count in node.supply.items():
+                spare[pool][resource] = spare[pool].get(resource, 0) + count - node.running.get(resource, 0)
+    waiting = []
+    for pod in pending_gpu_pods(pods) if options.get("read_pods", True) else []:
+        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r))
+        pool = _pool_of_pod(pod, pool_label, pools, spare) if pools else None
+        waiting.append(
+            dict(
+                namespace=pod["metadata"]["namespace"],
+                name=pod["metadata"]["name"],
+                pool=pool,
+                requests=requests,
+                reason=scheduler_reason(pod),
+            )
+        )
+        if pool in pending:
+            for resource, count in requests.items():
+                pending[pool][resource] = pending[pool].get(resource, 0) + count
+                spare[pool][resource] = spare[pool].get(resource, 0) - count
+    for number, request in enumerate(options.get("requests") or [], 1):
+        pool = request.get("pool")
+        if pool is None:
+            if len(pools) != 1:
+                raise GpuShareError(
+                    "requests[%d] names no pool, and the selected nodes form %d pools (%s): give its pool"
+                    % (number, len(pools), ", ".join(sorted(pools)) or "none")
+                )
+            pool = next(iter(pools))
+        if pool not in pools:
+            raise GpuShareError(
+                "requests[%d]: pool %s has no selected GPU node (pools: %s)"
+                % (number, pool, ", ".join(sorted(p for p in pools if p)) or "none")
+            )
+        resource = request_resource(request, pool_models(pools[pool]))
+        pending[pool][resource] = pending[pool].get(resource, 0) + request["count"]
+
+    answer_nodes, answer_pools, unserved, changes = {}, {}, [], []
+    for pool, nodes in sorted(pools.items()):
+        plan = plan_pool(nodes, pending[pool], allow_moves, method)
+        bound = pool_bound(nodes, pending[pool])
+        demand = pool_demand(nodes, pending[pool])
+        serves = assign_serving(nodes, plan.choices, pending[pool])
+        supply_total = {}
+        for node, choice, served in zip(nodes, plan.choices, serves):
+            gives, moved, changed, _free = evaluate(node, choice)
+            for resource, count in gives.items():
+                supply_total[resource] = supply_total.get(resource, 0) + count
+            planned = node.current if choice is None else choice
+            mode, layout, replicas = describe(planned)
+            answer_nodes[node.name] = dict(
+                pool=pool,
+                gpu_model=node.model.name if node.model else None,
+                gpus=len(node.current),
+                change=choice is not None,
+                mode=mode,
+                layout=layout,
+                replicas=replicas,
+                supply=gives,
+                serves=served,
+                pods_to_move=list(pods_by_node.get(node.name, [])) if moved else [],
+            )
+            if choice is not None:
+                changes.append((node, choice, node.running))
+        for resource, count in sorted(demand.items()):
+            missing = count - min(count, supply_total.get(resource, 0))
+            if missing:
+                unserved.append(
+                    dict(
+                        pool=pool,
+                        resource=resource,
+                        count=missing,
+                        reason=unserved_reason(pool, resource, nodes, allow_moves),
+                    )
+                )
+        answer_pools[pool] = dict(
+            nodes=len(nodes),
+            gpus=sum(len(node.current) for node in nodes),
+            demand=demand,
+            served=plan.score.served,
+            pods_moved=plan.score.moved,
+            gpus_changed=plan.score.changed,
+            free_slices=plan.score.free,
+            exact=plan.exact,
+            bound=dict(served=bound.served, gpus_changed=bound.changed),
+        )
+    for entry in waiting:
+        if entry["pool"] is None:
+            unserved.append(
+                dict(
+                    pool=None, resource=", ".join(sorted(entry["requests"])), count=1, reason="no GPU node is selected"
+                )
+            )
+    return dict(
+        nodes=answer_nodes,
+        pools=answer_pools,
+        pending_pods=waiting,
+        unserved=unserved,
+        apply=module_arguments(changes, allow_moves),
+        nodes_to_change=sorted(node.name for node, _choice, _pods in changes),
+    )

@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runner behind gpu_sharing_plan: one LIST of nodes and one of pods, the ClusterPolicy and the MIG ConfigMap
+mig-manager reads, then plan/sharing_plan's answer. Read-only."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import mig_manager_config_map
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_requests, plan_sharing
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
+
+
+def run_gpu_sharing_plan(module):
+    """gpu_sharing_plan: read, plan, answer; never writes."""
+    kube = module.kube
+    params = module.params
+    check_requests(params["requests"])
+    operator = find_operator(kube, params["cluster_policy"], params["namespace"])
+    configs = mig_configs_of(
+        kube.get_config_map(namespace=operator.namespace, name=mig_manager_config_map(operator.policy))
+    )
+    nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
+    states = [state for state in map(NodeGpuState.from_node, nodes) if state.is_gpu_node and state.count]
+    pods = kube.list_pods(field_selector=workload_pods_selector(operator.namespace))
+    options = dict(params, mig_allowed=cloud_without_mig(nodes) is None)
+    answer = plan_sharing(states, pods, configs, options)
+    answer.update(changed=False, namespace=operator.namespace)
+    return answer
