@@ -1,0 +1,124 @@
+"""gpu_sharing_plan and playbooks/sharing_plan.yml end to end on the Kapsule fleet (issue 22, "End to end"): pods
+the current layout cannot hold stay Pending; the plan, applied with the arguments it gives, gets them all running;
+the plan's second run changes nothing; in check mode nothing is written.
+
+The fleet is three H100 nodes of one GPU each (pool gpu-h100). Four trainers request nvidia.com/gpu (a Deployment:
+three run, one waits) and four pods request MIG instances no node has (three 1g.10gb and one 3g.40gb). Without moves
+nothing can hold the MIG pods, since every GPU runs a trainer; with moves the best plan partitions one GPU into
+3g.40gb + 3 x 1g.10gb (its trainer moves) and time-slices another by 3 (two GPUs changed, one pod moved)."""
+
+import json
+
+import pytest
+from integration_helpers import run_playbook, wait_for_object
+from kubernetes import client
+from workloads import TOLERATE_GPU
+
+pytestmark = pytest.mark.profiles("scaleway")
+
+POOL_LABEL = "k8s.scaleway.com/pool-name"
+POOL = "gpu-h100"
+PLAN_ARGS = {"pool_label": POOL_LABEL, "allow_moves": True}
+MIG_PODS = {"small-0": "1g.10gb", "small-1": "1g.10gb", "small-2": "1g.10gb", "medium-0": "3g.40gb"}
+TRAINERS = 4
+
+
+def container(resource):
+    return {"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+            "resources": {"limits": {resource: "1"}}}
+
+
+def pod_spec(resource):
+    return {"nodeSelector": {POOL_LABEL: POOL}, "tolerations": TOLERATE_GPU, "containers": [container(resource)]}
+
+
+def start_workloads(api_client, namespace):
+    """The MIG pods first (they wait whatever the order), then the trainers: three run, one per GPU."""
+    core = client.CoreV1Api(api_client)
+    for name, profile in sorted(MIG_PODS.items()):
+        core.create_namespaced_pod(
+            namespace, {"metadata": {"name": name}, "spec": pod_spec("nvidia.com/mig-" + profile)}
+        )
+    client.AppsV1Api(api_client).create_namespaced_deployment(
+        namespace,
+        {
+            "metadata": {"name": "trainer"},
+            "spec": {
+                "replicas": TRAINERS,
+                "selector": {"matchLabels": {"app": "trainer"}},
+                "template": {"metadata": {"labels": {"app": "trainer"}}, "spec": pod_spec("nvidia.com/gpu")},
+            },
+        },
+    )
+
+
+def phases(api_client, namespace):
+    pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace).items
+    return sorted((pod.metadata.name, pod.status.phase, bool(pod.spec.node_name)) for pod in pods)
+
+
+def wait_for_pods(api_client, namespace, running, pending):
+    """Until ``running`` pods run and ``pending`` wait with the scheduler's reason (a watch on the namespace)."""
+    core = client.CoreV1Api(api_client)
+    seen = {}
+
+    def settled(pod):
+        seen[pod["metadata"]["name"]] = pod
+        live = [p for p in seen.values() if not p["metadata"].get("deletionTimestamp")]
+        runs = [p for p in live if (p.get("status") or {}).get("phase") == "Running"]
+        waits = [
+            p for p in live
+            if any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+                   for c in (p.get("status") or {}).get("conditions") or [])
+        ]
+        return len(runs) == running and len(waits) == pending and len(live) == running + pending
+
+    wait_for_object(
+        core.list_namespaced_pod, settled, "%d pods running and %d pending in %s" % (running, pending, namespace),
+        namespace, timeout=300,
+    )
+
+
+def run_ok(cluster, *args):
+    code, report, stderr = run_playbook(cluster, "sharing_plan.yml", "-e", json.dumps(
+        {"sharing_plan_pool_label": POOL_LABEL, "sharing_plan_allow_moves": True}), *args)
+    assert code == 0, "sharing_plan.yml exited %d: %s\n%s" % (code, stderr, json.dumps(report)[-3000:])
+    return report
+
+
+def test_pending_pods_run_once_the_plan_is_applied_and_the_second_plan_changes_nothing(
+    cluster, api_client, namespace, run_module, audit_writes
+):
+    start_workloads(api_client, namespace)
+    wait_for_pods(api_client, namespace, running=3, pending=1 + len(MIG_PODS))
+
+    pinned = run_module("gpu_sharing_plan", {"pool_label": POOL_LABEL})
+    assert not pinned.get("failed"), pinned.get("msg")
+    assert pinned["pools"][POOL]["served"] == TRAINERS
+    assert sorted((u["resource"], u["count"]) for u in pinned["unserved"]) == [
+        ("nvidia.com/mig-1g.10gb", 3), ("nvidia.com/mig-3g.40gb", 1)
+    ]
+    assert all("allow_moves" in u["reason"] for u in pinned["unserved"])
+
+    with audit_writes() as audit:
+        plan = run_module("gpu_sharing_plan", PLAN_ARGS)
+        run_ok(cluster, "--check")
+    assert audit.writes == []
+    assert not plan.get("failed"), plan.get("msg")
+    pool = plan["pools"][POOL]
+    assert (pool["served"], pool["pods_moved"], pool["gpus_changed"], pool["exact"]) == (8, 1, 2, True)
+    assert plan["unserved"] == []
+    reasons = [entry["reason"] for entry in plan["pending_pods"]]
+    assert any("Insufficient nvidia.com/mig-1g.10gb" in (reason or "") for reason in reasons), reasons
+    mig = plan["apply"]["gpu_mig_config"]
+    assert len(mig) == 1 and mig[0]["drain"] is True and mig[0]["strategy"] == "mixed"
+    assert mig[0]["layout"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 3, "3g.40gb": 1}}]
+    assert [(call["replicas"], len(call["nodes"]["names"])) for call in plan["apply"]["gpu_timeslicing"]] == [(3, 1)]
+
+    run_ok(cluster)
+    wait_for_pods(api_client, namespace, running=TRAINERS + len(MIG_PODS), pending=0)
+
+    again = run_module("gpu_sharing_plan", PLAN_ARGS)
+    assert again["nodes_to_change"] == [], again["nodes"]
+    assert again["pools"][POOL]["served"] == 8 and again["unserved"] == []
+    assert all(calls == [] for calls in again["apply"].values())
