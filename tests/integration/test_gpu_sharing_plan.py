@@ -24,8 +24,11 @@ TRAINERS = 4
 
 
 def container(resource):
-    return {"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-            "resources": {"limits": {resource: "1"}}}
+    return {
+        "name": "cuda",
+        "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+        "resources": {"limits": {resource: "1"}},
+    }
 
 
 def pod_spec(resource):
@@ -67,21 +70,32 @@ def wait_for_pods(api_client, namespace, running, pending):
         live = [p for p in seen.values() if not p["metadata"].get("deletionTimestamp")]
         runs = [p for p in live if (p.get("status") or {}).get("phase") == "Running"]
         waits = [
-            p for p in live
-            if any(c.get("type") == "PodScheduled" and c.get("status") == "False"
-                   for c in (p.get("status") or {}).get("conditions") or [])
+            p
+            for p in live
+            if any(
+                c.get("type") == "PodScheduled" and c.get("status") == "False"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
         ]
         return len(runs) == running and len(waits) == pending and len(live) == running + pending
 
     wait_for_object(
-        core.list_namespaced_pod, settled, "%d pods running and %d pending in %s" % (running, pending, namespace),
-        namespace, timeout=300,
+        core.list_namespaced_pod,
+        settled,
+        "%d pods running and %d pending in %s" % (running, pending, namespace),
+        namespace,
+        timeout=300,
     )
 
 
 def run_ok(cluster, *args):
-    code, report, stderr = run_playbook(cluster, "sharing_plan.yml", "-e", json.dumps(
-        {"sharing_plan_pool_label": POOL_LABEL, "sharing_plan_allow_moves": True}), *args)
+    code, report, stderr = run_playbook(
+        cluster,
+        "sharing_plan.yml",
+        "-e",
+        json.dumps({"sharing_plan_pool_label": POOL_LABEL, "sharing_plan_allow_moves": True}),
+        *args,
+    )
     assert code == 0, "sharing_plan.yml exited %d: %s\n%s" % (code, stderr, json.dumps(report)[-3000:])
     return report
 
@@ -96,7 +110,8 @@ def test_pending_pods_run_once_the_plan_is_applied_and_the_second_plan_changes_n
     assert not pinned.get("failed"), pinned.get("msg")
     assert pinned["pools"][POOL]["served"] == TRAINERS
     assert sorted((u["resource"], u["count"]) for u in pinned["unserved"]) == [
-        ("nvidia.com/mig-1g.10gb", 3), ("nvidia.com/mig-3g.40gb", 1)
+        ("nvidia.com/mig-1g.10gb", 3),
+        ("nvidia.com/mig-3g.40gb", 1),
     ]
     assert all("allow_moves" in u["reason"] for u in pinned["unserved"])
 

@@ -1,0 +1,213 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_sharing_plan's pure part: what it reads of nodes and pods, the given requests, the answer and its module
+arguments (the search itself is test_layout's)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node, t4_time_sliced
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
+    TIME_SLICING,
+    WHOLE,
+    mig_gpu,
+    shared_gpu,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import (
+    check_requests,
+    config_name_of,
+    current_descriptors,
+    mig_parted_layout,
+    plan_sharing,
+    request_resource,
+    scheduler_reason,
+    smallest_profile,
+)
+
+MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
+POOL_LABEL = "k8s.scaleway.com/pool-name"
+
+
+def states(*nodes):
+    return [NodeGpuState.from_node(body) for body in nodes]
+
+
+def pending(name, resource, count=1, pool=None, message=None):
+    body = pod(name, [container(limits={resource: str(count)})], phase="Pending")
+    if pool:
+        body["spec"]["nodeSelector"] = {POOL_LABEL: pool}
+    if message:
+        body["status"]["conditions"] = [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+        ]
+    return body
+
+
+def running(name, node_name, resource, count=1):
+    return pod(name, [container(limits={resource: str(count)})], node_name=node_name)
+
+
+def with_pool(body, pool):
+    body["metadata"]["labels"][POOL_LABEL] = pool
+    return body
+
+
+def plan(nodes, pods=(), **options):
+    return plan_sharing(states(*nodes), list(pods), {}, dict(dict(read_pods=True), **options))
+
+
+def test_current_states_are_read_from_the_labels_and_the_mig_config_the_node_names():
+    assert current_descriptors(NodeGpuState.from_node(t4_node("t4", count=2)), {}) == (WHOLE, WHOLE)
+    assert current_descriptors(NodeGpuState.from_node(t4_time_sliced("ts", 4)), {}) == (shared_gpu(TIME_SLICING, 4),)
+    balanced = mig_gpu([("1g.10gb", 2), ("2g.20gb", 1), ("3g.40gb", 1)])
+    assert current_descriptors(NodeGpuState.from_node(h100_mig_mixed("h100")), {}) == (balanced, balanced)
+
+
+def test_a_mig_config_that_cannot_be_read_back_is_unknown_and_kept_whole():
+    body = h100_mig_mixed("h100")
+    body["metadata"]["labels"]["nvidia.com/mig.config"] = "team-layout"
+    descriptors = current_descriptors(NodeGpuState.from_node(body), {})
+    assert descriptors == (("unknown",), ("unknown",))
+    answer = plan([body])
+    assert answer["nodes"]["h100"]["change"] is False
+
+
+def test_pending_pods_become_the_demand_with_the_schedulers_reason():
+    message = "0/1 nodes are available: 1 Insufficient nvidia.com/mig-3g.20gb."
+    answer = plan([a100_node("a100")], [pending("p", "nvidia.com/mig-3g.20gb", message=message)])
+    assert answer["pending_pods"] == [
+        dict(namespace="ml", name="p", pool="", requests={"nvidia.com/mig-3g.20gb": 1}, reason=message)
+    ]
+    assert answer["nodes"]["a100"]["mode"] == "mig" and answer["unserved"] == []
+    assert answer["apply"]["gpu_mig_config"][0]["nodes"] == {"names": ["a100"]}
+
+
+def test_pods_wait_in_the_pool_their_node_selector_names():
+    nodes = [with_pool(t4_node("t4-a"), "a"), with_pool(t4_node("t4-b"), "b")]
+    pods = [running("r", "t4-b", "nvidia.com/gpu"), pending("p", "nvidia.com/gpu", pool="b")]
+    answer = plan(nodes, pods, pool_label=POOL_LABEL)
+    assert answer["pools"]["b"]["demand"] == {"nvidia.com/gpu": 2}
+    assert answer["nodes"]["t4-b"]["mode"] == TIME_SLICING and answer["nodes"]["t4-a"]["change"] is False
+
+
+def test_a_pod_naming_no_pool_waits_in_the_one_with_room():
+    nodes = [with_pool(t4_node("t4-a"), "a"), with_pool(t4_node("t4-b"), "b")]
+    answer = plan(
+        nodes, [running("r", "t4-a", "nvidia.com/gpu"), pending("p", "nvidia.com/gpu")], pool_label=POOL_LABEL
+    )
+    assert answer["pending_pods"][0]["pool"] == "b" and answer["nodes_to_change"] == []
+
+
+def test_the_unserved_say_why():
+    a30 = node(
+        "a30",
+        dict(
+            (key, value)
+            for key, value in a100_node("x")["metadata"]["labels"].items()
+            if not key.startswith("feature.node")
+        ),
+        capacity={"nvidia.com/gpu": "1"},
+    )
+    a30["metadata"]["labels"].update(
+        {"nvidia.com/gpu.product": "NVIDIA-A30", "nvidia.com/gpu.memory": "24576", "nvidia.com/gpu.count": "1"}
+    )
+    answer = plan([a30], [pending("big", "nvidia.com/mig-7g.80gb")])
+    assert [u["resource"] for u in answer["unserved"]] == ["nvidia.com/mig-7g.80gb"]
+    assert (
+        "no GPU model in the selected nodes has the MIG profile 7g.80gb (A30 24GB:" in answer["unserved"][0]["reason"]
+    )
+    t4 = plan([t4_node("t4")], [pending("mig", "nvidia.com/mig-1g.10gb")])
+    assert "may take MIG" in t4["unserved"][0]["reason"]
+    vks = plan([a100_node("a100")], [pending("mig", "nvidia.com/mig-1g.5gb")], mig_allowed=False)
+    assert "may take MIG" in vks["unserved"][0]["reason"]
+
+
+def test_running_pods_stop_a_mig_change_unless_moves_are_allowed():
+    nodes = [a100_node("a100", count=1)]
+    # Two instances for one whole GPU: the change serves more, at the cost of the running pod's move.
+    pods = [running("r", "a100", "nvidia.com/gpu"), pending("p", "nvidia.com/mig-1g.5gb", count=2)]
+    kept = plan(nodes, pods)
+    assert kept["nodes_to_change"] == [] and "allow_moves" in kept["unserved"][0]["reason"]
+    moved = plan(nodes, pods, allow_moves=True)
+    assert moved["nodes"]["a100"]["pods_to_move"] == ["ml/r"]
+    assert moved["apply"]["gpu_mig_config"][0]["drain"] is True
+
+
+def test_leaving_time_slicing_for_mig_resets_the_node_first():
+    answer = plan([time_sliced_a100()], [pending("p", "nvidia.com/mig-3g.20gb")])
+    assert answer["apply"]["gpu_reset"] == [dict(nodes=dict(names=["a100"]), drain=False)]
+    assert answer["apply"]["gpu_mig_config"][0]["layout"] == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 1}}
+    ]
+
+
+def time_sliced_a100():
+    body = a100_node("a100", count=1)
+    body["metadata"]["labels"].update(
+        {"nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "2"}
+    )
+    body["status"]["capacity"]["nvidia.com/gpu"] = "2"
+    return body
+
+
+def test_given_requests_need_a_pool_when_there_are_several():
+    nodes = [with_pool(t4_node("t4-a"), "a"), with_pool(t4_node("t4-b"), "b")]
+    with pytest.raises(GpuShareError, match=r"requests\[1\] names no pool.*a, b"):
+        plan(nodes, requests=[dict(resource="nvidia.com/gpu", count=2)], pool_label=POOL_LABEL)
+    with pytest.raises(GpuShareError, match=r"pool c has no selected GPU node \(pools: a, b\)"):
+        plan(nodes, requests=[dict(resource="nvidia.com/gpu", count=2, pool="c")], pool_label=POOL_LABEL)
+    answer = plan(nodes, requests=[dict(resource="nvidia.com/gpu", count=3, pool="a")], pool_label=POOL_LABEL)
+    assert answer["apply"]["gpu_timeslicing"] == [
+        dict(config_key="gpushare-plan-ts-3", replicas=3, rename_by_default=False, nodes=dict(names=["t4-a"]))
+    ]
+
+
+@pytest.mark.parametrize(
+    "request_, problem",
+    [
+        (dict(count=1), "exactly one of resource, profile, or memory_gib/compute_share"),
+        (dict(resource="nvidia.com/gpu", profile="1g.10gb", count=1), "exactly one of"),
+        (dict(resource="amd.com/gpu", count=1), "not one the planner places"),
+        (dict(profile="big", count=1), "not a MIG profile name"),
+        (dict(profile="1g.10gb", count=0), "count must be 1 or more"),
+        (dict(memory_gib=10, compute_share=1.5, count=1), "compute_share is a fraction"),
+    ],
+)
+def test_bad_requests_are_refused_before_anything_is_read(request_, problem):
+    with pytest.raises(GpuShareError, match=problem):
+        check_requests([request_])
+
+
+def test_memory_and_compute_become_the_smallest_profile_that_holds_them():
+    a100 = MODELS["A100 80GB"]
+    assert smallest_profile(a100, 10, 0.1) == "1g.10gb"
+    assert smallest_profile(a100, 15, 0) == "1g.20gb"
+    assert smallest_profile(a100, 30, 0.4) == "3g.40gb"
+    assert smallest_profile(a100, 100, 0) is None
+    assert request_resource(dict(memory_gib=30, compute_share=0.4), [a100]) == "nvidia.com/mig-3g.40gb"
+    assert request_resource(dict(memory_gib=8, compute_share=0.2), []) == "nvidia.com/gpu"
+    assert request_resource(dict(profile="1g.10gb+me"), [a100]) == "nvidia.com/mig-1g.10gb.me"
+
+
+def test_a_layout_gets_one_entry_per_distinct_gpu_state_and_a_name_of_its_own():
+    split = mig_gpu([("3g.40gb", 2)])
+    layout = mig_parted_layout((split, WHOLE, split))
+    assert layout == [
+        {"devices": [0, 2], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
+        {"devices": [1], "mig-enabled": False},
+    ]
+    assert config_name_of(layout) == config_name_of([dict(entry) for entry in layout])
+    assert config_name_of(layout) != config_name_of(mig_parted_layout((split, split, split)))
+    assert len(config_name_of(layout)) <= 63
+
+
+def test_the_scheduler_reason_is_the_pod_scheduled_message():
+    assert scheduler_reason(pending("p", "nvidia.com/gpu", message="0/3 nodes")) == "0/3 nodes"
+    assert scheduler_reason(pending("p", "nvidia.com/gpu")) is None
