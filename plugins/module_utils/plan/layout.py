@@ -16,8 +16,9 @@ Demand is counted in the resources pods request (``nvidia.com/gpu``, ``nvidia.co
 The objective, compared lexicographically: serve the most requests, move the fewest running pods, change the fewest
 GPUs, leave the most compute slices free. Within a pool every GPU can serve every request of its resource, so what a
 choice serves is the sum over resources of min(demand, supply): a DP over the nodes whose state is the supply reached
-so far, capped at the demand, finds the best choice exactly. Above ``EXACT_STATE_LIMIT`` states a greedy takes over,
-with a bound (``pool_bound``) that says how far from the best it can be.
+so far, capped at the demand, finds the best choice exactly. When that search would take more than ``EXACT_WORK_LIMIT``
+steps (about two seconds), a greedy takes over, with a bound (``pool_bound``) that says how far from the best it can
+be.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -45,8 +46,10 @@ RESOURCE_GPU_SHARED = RESOURCE_GPU + SHARED_RESOURCE_SUFFIX
 # it can be kept only with its whole node.
 WHOLE = ("whole",)
 UNKNOWN = ("unknown",)
-# Above this many supply states per pool the exact DP would take seconds: the greedy plans the pool instead.
-EXACT_STATE_LIMIT = 20000
+# Above this many steps (supply states times node and GPU options, search_work) the exact DP of one pool would take
+# more than about two seconds on one core (measured: 1,936 states over ten 8-GPU H100 nodes, 3.6 million steps, take
+# 1.9 s): the greedy plans the pool instead.
+EXACT_WORK_LIMIT = 4000000
 
 
 def mig_gpu(layout):
@@ -66,8 +69,9 @@ def shared_gpu(method, replicas, rename=False):
 # - mps_max: the most MPS replicas per GPU its control daemon accepts.
 Node = namedtuple("Node", "name pool model current supply running mig_allowed mps_max")
 Score = namedtuple("Score", "served moved changed free")
-# The planner's answer for one pool: per node (in the order given) its descriptors, or None to keep it as it is.
-PoolPlan = namedtuple("PoolPlan", "choices score exact")
+# The planner's answer for one pool: per node (in the order given) its descriptors, or None to keep it as it is;
+# its score; whether the search was exact; and what it serves per resource.
+PoolPlan = namedtuple("PoolPlan", "choices score exact served")
 Bound = namedtuple("Bound", "served changed")
 
 
@@ -254,11 +258,22 @@ def _step_mig(layer, node, demand, resources, caps, reached):
             reached[state] = (total, (start, tuple(reversed(descriptors))))
 
 
-def state_count(demand):
-    count = 1
+def search_work(nodes, demand, method, limit=None):
+    """The steps of the exact DP: its supply states (the product of demand + 1 over the resources) times the options
+    it tries per state, node by node (whole-node options, then each GPU's MIG options twice: with and without a
+    change that stops the node's pods). Counting stops once it passes ``limit``."""
+    states = 1
     for cap in demand.values():
-        count *= cap + 1
-    return count
+        states *= cap + 1
+    work = 0
+    for node in nodes:
+        options = 1 + len(uniform_options(node, demand, method))
+        if node.mig_allowed:
+            options += 2 * sum(len(mig_gpu_options(node, index, demand)) for index in range(len(node.current)))
+        work += states * options
+        if limit is not None and work > limit:
+            break
+    return work
 
 
 def _exact(nodes, demand, allow_moves, method):
@@ -301,7 +316,7 @@ def _fill_mig(node, deficit):
     residual = dict(deficit)
     descriptors = []
     layouts = useful_mig_layouts(node.model, residual)
-    for _gpu in node.current:
+    for current in node.current:
         best, best_key = None, None
         for descriptor in layouts:
             gives = gpu_supply(descriptor)
@@ -310,7 +325,7 @@ def _fill_mig(node, deficit):
             if serves and (best_key is None or key > best_key):
                 best, best_key = descriptor, key
         if best is None:
-            best = WHOLE if residual.get(RESOURCE_GPU) else mig_gpu(())
+            best = WHOLE if current == UNKNOWN else current  # nothing left to serve here: the GPU stays as it is
         for resource, count in gpu_supply(best).items():
             residual[resource] = max(0, residual.get(resource, 0) - count)
         descriptors.append(best)
@@ -403,43 +418,126 @@ def _greedy(nodes, demand, allow_moves, method):
     return choices
 
 
-def plan_pool(nodes, pending, allow_moves=False, method=TIME_SLICING, state_limit=EXACT_STATE_LIMIT):
+def _keep_unneeded_gpus(nodes, demand, choices):
+    """The greedy's clean-up: a changed GPU whose change serves nothing the pool needs goes back to its current state
+    (the node's other changes, and so its moves, stay)."""
+    supply = {}
+    for node, descriptors in zip(nodes, choices):
+        for resource, count in evaluate(node, descriptors)[0].items():
+            supply[resource] = supply.get(resource, 0) + count
+    result = []
+    for node, descriptors in zip(nodes, choices):
+        if descriptors is None or UNKNOWN in node.current or descriptors[0][0] in (TIME_SLICING, MPS):
+            result.append(descriptors)
+            continue
+        descriptors = list(descriptors)
+        for index, current in enumerate(node.current):
+            if descriptors[index] == current:
+                continue
+            old, new = gpu_supply(descriptors[index]), gpu_supply(current)
+            if _served_change(supply, demand, old, new) >= 0:
+                for resource, count in old.items():
+                    supply[resource] -= count
+                for resource, count in new.items():
+                    supply[resource] = supply.get(resource, 0) + count
+                descriptors[index] = current
+        result.append(tuple(descriptors))
+    return result
+
+
+def plan_pool(nodes, pending, allow_moves=False, method=TIME_SLICING, work_limit=EXACT_WORK_LIMIT):
     """The best mode and layout per node of one pool (``nodes``) for the requests waiting there (``pending``,
-    {resource: count}); pods running on the nodes are demand too. Exact below ``state_limit`` supply states, greedy
+    {resource: count}); pods running on the nodes are demand too. Exact up to ``work_limit`` steps (search_work), greedy
     above. ``method``: how GPUs newly shared are shared (time-slicing or mps)."""
     demand = pool_demand(nodes, pending)
-    exact = state_count(demand) <= state_limit
+    exact = search_work(nodes, demand, method, work_limit) <= work_limit
     if exact:
         choices, _score = _exact(nodes, demand, allow_moves, method)
     else:
-        choices = _greedy(nodes, demand, allow_moves, method)
+        choices = _keep_unneeded_gpus(nodes, demand, _greedy(nodes, demand, allow_moves, method))
     choices = [None if descriptors == node.current else descriptors for node, descriptors in zip(nodes, choices)]
-    return PoolPlan(choices, score_of(nodes, choices, pending), exact)
-
-
-def pool_bound(nodes, pending):
-    """A bound no plan of the pool can beat: it serves at most every request, and to serve what the nodes as they
-    are leave unserved it must change at least as many GPUs as the missing MIG instances need compute slices (a
-    changed GPU gives at most its compute slices), and at least one GPU when ``nvidia.com/gpu`` is short."""
-    demand = pool_demand(nodes, pending)
     supply = {}
+    for node, descriptors in zip(nodes, choices):
+        for resource, count in evaluate(node, descriptors)[0].items():
+            supply[resource] = supply.get(resource, 0) + count
+    served = dict((resource, min(count, supply.get(resource, 0))) for resource, count in demand.items())
+    return PoolPlan(choices, score_of(nodes, choices, pending), exact, served)
+
+
+def _pinned(node, allow_moves):
+    """A node whose MIG layout or MPS replicas may not change: it runs pods that may not move."""
+    return not may_move(node, allow_moves) and any(d[0] in ("mig", MPS, "unknown") for d in node.current)
+
+
+def _profile_slices(nodes, resource):
+    """The fewest compute slices an instance of ``resource`` takes on the pool's models (None: no model has it)."""
+    sizes = [
+        node.model.facts[profile]["slices"]
+        for node in nodes
+        if node.mig_allowed
+        for profile in node.model.profiles
+        if mig_resource_name(profile) == resource
+    ]
+    return min(sizes) if sizes else None
+
+
+def pool_bound(nodes, pending, allow_moves=False, served=None):
+    """What no plan of the pool can beat, from a relaxation, as ``Bound(served, changed)``.
+
+    - served: at most the demand of each resource. The MIG instances a plan can add fit in the compute slices of the
+      GPUs that may change (MIG-capable, not pinned by pods that may not move), each instance taking at least the
+      slices of its profile's smallest size: a fractional knapsack filled smallest first. A pinned node serves what
+      it serves now. ``nvidia.com/gpu`` (and ``.shared``) is unbounded wherever a node may time-slice.
+    - changed: to serve, resource by resource, ``served`` (a plan's, default every request) beyond what the nodes
+      serve as they are, a plan changes at least as many GPUs as the missing MIG instances need compute slices (a
+      changed GPU gives at most its compute slices), and at least one when ``nvidia.com/gpu`` is short."""
+    demand = pool_demand(nodes, pending)
+    keep = {}
     for node in nodes:
         for resource, count in node.supply.items():
-            supply[resource] = supply.get(resource, 0) + count
-    deficit = dict((r, c - supply.get(r, 0)) for r, c in demand.items() if c > supply.get(r, 0))
-    models = [node.model for node in nodes if node.mig_allowed]
-    most_slices = max([model.compute_slices for model in models] or [1])
+            keep[resource] = keep.get(resource, 0) + count
+    free_slices_total = 0
+    most_slices = 1
+    can_share = False
+    for node in nodes:
+        if node.mig_allowed and not _pinned(node, allow_moves):
+            free_slices_total += node.model.compute_slices * len(node.current)
+            most_slices = max(most_slices, node.model.compute_slices)
+        can_share = can_share or not _pinned(node, allow_moves)
+    upper = 0
+    mig_wanted = []
+    for resource, count in demand.items():
+        size = _profile_slices(nodes, resource) if resource.startswith(MIG_RESOURCE_PREFIX) else None
+        if size:
+            mig_wanted.append((size, resource, count))
+        elif resource in (RESOURCE_GPU, RESOURCE_GPU_SHARED) and can_share:
+            upper += count
+        else:
+            upper += min(count, keep.get(resource, 0))
+    pinned_mig = {}
+    for node in nodes:
+        if _pinned(node, allow_moves):
+            for resource, count in node.supply.items():
+                pinned_mig[resource] = pinned_mig.get(resource, 0) + count
+    room = free_slices_total
+    for size, resource, count in sorted(mig_wanted):
+        held = min(count, pinned_mig.get(resource, 0))
+        added = min(count - held, room // size)
+        upper += held + added
+        room -= added * size
+    target = served if served is not None else demand
     slices_needed = 0
-    for resource, count in deficit.items():
-        if resource.startswith(MIG_RESOURCE_PREFIX):
-            sizes = [
-                model.facts[profile]["slices"]
-                for model in models
-                for profile in model.profiles
-                if mig_resource_name(profile) == resource
-            ]
-            slices_needed += count * min(sizes or [0])
+    short_of_gpus = False
+    for resource, count in target.items():
+        missing = min(count, demand.get(resource, 0)) - min(demand.get(resource, 0), keep.get(resource, 0))
+        if missing <= 0:
+            continue
+        size = _profile_slices(nodes, resource) if resource.startswith(MIG_RESOURCE_PREFIX) else None
+        if size:
+            slices_needed += missing * size
+        else:
+            short_of_gpus = True
     changed = -(-slices_needed // most_slices)
-    if deficit.get(RESOURCE_GPU) or deficit.get(RESOURCE_GPU_SHARED):
+    if short_of_gpus:
         changed = max(changed, 1)
-    return Bound(sum(demand.values()), changed)
+    return Bound(upper, changed)

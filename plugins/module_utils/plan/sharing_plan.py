@@ -424,7 +424,7 @@ def plan_sharing(states, pods, configs, options):
     answer_nodes, answer_pools, unserved, changes = {}, {}, [], []
     for pool, nodes in sorted(pools.items()):
         plan = plan_pool(nodes, pending[pool], allow_moves, method)
-        bound = pool_bound(nodes, pending[pool])
+        bound = pool_bound(nodes, pending[pool], allow_moves, plan.served)
         demand = pool_demand(nodes, pending[pool])
         serves = assign_serving(nodes, plan.choices, pending[pool])
         supply_total = {}

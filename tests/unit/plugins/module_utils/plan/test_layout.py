@@ -239,6 +239,9 @@ def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(gpu_co
     assert plan.exact
     assert key(plan.score) == exhaustive(nodes, pending, allow_moves)
     assert plan.score == score_of(nodes, plan.choices, pending)
+    # The bound is a relaxation: the best plan never beats it.
+    bound = pool_bound(nodes, pending, allow_moves, plan.served)
+    assert plan.score.served <= bound.served and plan.score.changed >= bound.changed
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -315,10 +318,10 @@ def big_pool(rng, nodes_count):
     return nodes, pending
 
 
-def test_above_the_state_limit_the_greedy_serves_what_it_can_within_the_bound():
+def test_above_the_work_limit_the_greedy_serves_what_it_can_within_the_bound():
     nodes, pending = big_pool(random.Random("big"), 24)
     plan = plan_pool(nodes, pending)
-    bound = pool_bound(nodes, pending)
+    bound = pool_bound(nodes, pending, served=plan.served)
     assert not plan.exact
     assert plan.score == score_of(nodes, plan.choices, pending)
     assert plan.score.served == bound.served and plan.score.moved == 0
@@ -328,6 +331,6 @@ def test_above_the_state_limit_the_greedy_serves_what_it_can_within_the_bound():
 def test_the_greedy_and_the_dp_agree_on_what_a_small_pool_serves():
     nodes, pending = random_pool(random.Random("agree"), 16, 4)
     exact = plan_pool(nodes, pending, allow_moves=True)
-    greedy = plan_pool(nodes, pending, allow_moves=True, state_limit=0)
+    greedy = plan_pool(nodes, pending, allow_moves=True, work_limit=0)
     assert not greedy.exact and greedy.score.served <= exact.score.served
     assert greedy.score == score_of(nodes, greedy.choices, pending)
