@@ -490,7 +490,8 @@ def pool_bound(nodes, pending, allow_moves=False, served=None):
       it serves now. ``nvidia.com/gpu`` (and ``.shared``) is unbounded wherever a node may time-slice.
     - changed: to serve, resource by resource, ``served`` (a plan's, default every request) beyond what the nodes
       serve as they are, a plan changes at least as many GPUs as the missing MIG instances need compute slices (a
-      changed GPU gives at most its compute slices), and at least one when ``nvidia.com/gpu`` is short."""
+      changed GPU gives at most its compute slices), plus one for ``nvidia.com/gpu`` and one for ``.shared`` when
+      they are short (a GPU in MIG gives neither, and a shared GPU only one of them)."""
     demand = pool_demand(nodes, pending)
     keep = {}
     for node in nodes:
@@ -527,7 +528,7 @@ def pool_bound(nodes, pending, allow_moves=False, served=None):
         room -= added * size
     target = served if served is not None else demand
     slices_needed = 0
-    short_of_gpus = False
+    short = set()
     for resource, count in target.items():
         missing = min(count, demand.get(resource, 0)) - min(demand.get(resource, 0), keep.get(resource, 0))
         if missing <= 0:
@@ -536,8 +537,6 @@ def pool_bound(nodes, pending, allow_moves=False, served=None):
         if size:
             slices_needed += missing * size
         else:
-            short_of_gpus = True
-    changed = -(-slices_needed // most_slices)
-    if short_of_gpus:
-        changed = max(changed, 1)
-    return Bound(upper, changed)
+            short.add(resource)
+    # A changed GPU gives new MIG instances, or nvidia.com/gpu, or nvidia.com/gpu.shared: never two of them.
+    return Bound(upper, -(-slices_needed // most_slices) + len(short))
