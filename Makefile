@@ -13,7 +13,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
 export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
 KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster test-ee bench clean format docs
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster test-ee bench bench-planner clean format docs
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
@@ -22,6 +22,7 @@ help:
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
+	@echo "make bench-planner   the layout planner at 1,000 GPU nodes (a few seconds, no cluster)"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
 
 $(VENV)/.installed: requirements-dev.txt
@@ -118,6 +119,10 @@ test-ee: venv
 
 bench: venv
 	bash benchmarks/run.sh
+
+# The layout planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in README.md.
+bench-planner: venv
+	$(PY) benchmarks/bench_planner.py --readme
 
 clean: cluster-down
 	rm -rf .build tests/output
