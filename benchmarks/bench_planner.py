@@ -182,7 +182,8 @@ def table(results, nodes_count, requests):
         "Bounds (plan/layout.pool_bound, a relaxation no plan beats): served, at most each resource's demand, with the "
         "MIG instances the changeable GPUs could add filled into their compute slices smallest first; GPUs changed, "
         "at least the compute slices the served MIG instances missing before the plan need, 7 per GPU, plus 1 for "
-        "each of nvidia.com/gpu and .shared when short. Peak memory %d MiB." % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
+        "each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
+        % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
     ]
     return "\n".join(lines) + "\n"
 

@@ -156,6 +156,20 @@ CASES = [
     ("info-namespace-wrong", "gpu_info", {"namespace": "default"}, ["default", "namespace"]),
     ("info-policy-wrong", "gpu_info", {"cluster_policy": "no-such-policy"}, ["no-such-policy", "cluster_policy"]),
     ("info-selector-syntax", "gpu_info", {"node_selector": "a in (b"}, ["node_selector", "a in (b"]),
+    # --- gpu_sharing_plan
+    ("plan-pool-label-bad", "gpu_sharing_plan", {"pool_label": "a b"}, ["pool_label", "a b"]),
+    (
+        "plan-request-two-kinds",
+        "gpu_sharing_plan",
+        {"requests": [{"resource": "nvidia.com/gpu", "profile": "1g.5gb", "count": 1}]},
+        ["requests[1]", "exactly one of"],
+    ),
+    (
+        "plan-request-unknown-pool",
+        "gpu_sharing_plan",
+        {"requests": [{"profile": "1g.5gb", "count": 1, "pool": "nowhere"}]},
+        ["requests[1]", "nowhere"],
+    ),
     # --- the readiness modules
     (
         "tolerations-exists-with-value",

@@ -137,3 +137,30 @@ def test_pending_pods_run_once_the_plan_is_applied_and_the_second_plan_changes_n
     assert again["nodes_to_change"] == [], again["nodes"]
     assert again["pools"][POOL]["served"] == 8 and again["unserved"] == []
     assert all(calls == [] for calls in again["apply"].values())
+
+
+# On the OpenShift fleet: instances only the A100 40GB nodes (two GPUs each) have, more than one GPU holds.
+A100_PODS = {"medium-0": "3g.20gb", "half-0": "2g.10gb", "half-1": "2g.10gb"}
+A100_PODS.update(("small-%d" % index, "1g.5gb") for index in range(4))
+
+
+@pytest.mark.profiles("openshift")
+def test_a_layout_over_several_gpus_of_a_node_is_read_back_as_planned(cluster, api_client, namespace, run_module):
+    core = client.CoreV1Api(api_client)
+    for name, profile in sorted(A100_PODS.items()):
+        spec = {"tolerations": TOLERATE_GPU, "containers": [container("nvidia.com/mig-" + profile)]}
+        core.create_namespaced_pod(namespace, {"metadata": {"name": name}, "spec": spec})
+    wait_for_pods(api_client, namespace, running=0, pending=len(A100_PODS))
+
+    plan = run_module("gpu_sharing_plan", {})
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["unserved"] == [] and plan["pools"][""]["served"] == len(A100_PODS)
+    layouts = [call["layout"] for call in plan["apply"]["gpu_mig_config"]]
+    # 11 compute slices: two GPUs, split differently.
+    assert plan["pools"][""]["gpus_changed"] == 2 and any(len(layout) == 2 for layout in layouts), layouts
+    code, report, stderr = run_playbook(cluster, "sharing_plan.yml")
+    assert code == 0, "sharing_plan.yml exited %d: %s\n%s" % (code, stderr, json.dumps(report)[-3000:])
+    wait_for_pods(api_client, namespace, running=len(A100_PODS), pending=0)
+
+    again = run_module("gpu_sharing_plan", {})
+    assert again["nodes_to_change"] == [], [(n, v["mode"], v["layout"]) for n, v in again["nodes"].items()]

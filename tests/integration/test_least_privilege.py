@@ -237,13 +237,15 @@ def test_check_mode_of_every_module_needs_only_the_viewer_roles(cluster, account
         # The read-only modules, for real.
         dict(module("gpu_info", {}), check_mode=False),
         dict(module("gpu_preflight", {}), check_mode=False),
+        dict(module("gpu_sharing_plan", {"requests": [{"profile": "1g.5gb", "count": 3}]}), check_mode=False),
     ]
     with audit_writes() as audit:
         results = ok(play(cluster, checks, env=env, check=True))
-    assert len(results) == 12  # gpu_reset twice under one name
+    assert len(results) == 13  # gpu_reset twice under one name
     for name in ("gpu_timeslicing", "gpu_mps", "gpu_mig_config", "gpu_tolerations", "gpu_quota", "gpu_monitoring"):
         assert results[name]["changed"], name
     assert results["gpu_info"]["nodes"] and results["gpu_preflight"]["platform"] == "OpenShift"
+    assert results["gpu_sharing_plan"]["nodes_to_change"]
     assert requests_of(audit, "gpushare-lp-viewer"), "the modules did not run as the ServiceAccount"
     assert refusals(audit, "gpushare-lp-viewer") == [] and writes_of(audit, "gpushare-lp-viewer") == []
 
