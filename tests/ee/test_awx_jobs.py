@@ -113,6 +113,16 @@ def test_preflight_and_verify_run_read_only(awx_job, cluster, api_client):
     assert audit.requests and all(event["user"]["username"] == "gpushare-admin" for event in audit.requests)
 
 
+def test_the_plan_templates_check_job_plans_and_writes_nothing(awx_job, cluster, api_client):
+    # The survey's answers as AWX sends them: strings, an empty text answer included.
+    answers = {"sharing_plan_pool_label": "", "sharing_plan_allow_moves": "false", "sharing_plan_method": "mps"}
+    with AuditWindow(cluster, api_client) as audit:
+        checked, _ = awx_job("sharing_plan.yml", answers, check=True)
+    assert checked.rc == 0, stdout(checked)
+    assert audit.writes == []
+    assert "unserved" in stdout(checked)
+
+
 def test_a_check_job_writes_nothing_and_a_run_job_shares_the_gpus(awx_job, cluster, api_client):
     before = labels(node(api_client))
     extravars = dict(TEMPLATE_VARS, **SURVEY_ANSWERS)

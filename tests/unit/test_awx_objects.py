@@ -22,6 +22,12 @@ PLAYBOOK_VARIABLES = ("gpushare_mode", "gpushare_fail_on")
 SURVEY_TYPES = {"str": ("text", "multiplechoice", "password"), "int": ("integer",), "bool": ("multiplechoice",)}
 
 
+def playbook_defaults(playbook):
+    """The variables a playbook sets itself (its play's ``vars``), the defaults a survey must repeat."""
+    with open(os.path.join(ROOT, playbook)) as stream:
+        return yaml.safe_load(stream)[0].get("vars") or {}
+
+
 def role_options(role):
     with open(os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")) as stream:
         return yaml.safe_load(stream)["argument_specs"]["main"]["options"]
@@ -73,6 +79,13 @@ def test_every_platform_has_a_template():
 )
 def test_a_survey_question_matches_what_its_playbook_or_role_takes(template, question):
     variable, platform = question["variable"], platform_of(template)
+    own = playbook_defaults(template["playbook"])
+    if variable in own:
+        default = own[variable]
+        assert question["default"] == (str(default).lower() if isinstance(default, bool) else default)
+        if isinstance(default, bool):
+            assert question["choices"] == ["true", "false"]
+        return
     if variable in PLAYBOOK_VARIABLES:
         if variable == "gpushare_mode":
             roles = [platform] if platform else ROLES
