@@ -75,10 +75,6 @@ PoolPlan = namedtuple("PoolPlan", "choices score exact served")
 Bound = namedtuple("Bound", "served changed")
 
 
-def score_key(score):
-    return (score.served, -score.moved, -score.changed, score.free)
-
-
 def gpu_supply(descriptor):
     """{resource: count} one GPU in this state advertises."""
     kind = descriptor[0]
@@ -289,13 +285,11 @@ def _exact(nodes, demand, allow_moves, method):
         layers.append(reached)
     final = layers[-1]
     state = max(final, key=lambda supply: (sum(supply),) + final[supply][0])
-    value = final[state][0]
-    score = Score(sum(state), -value[0], -value[1], value[2])
     choices = []
     for layer in reversed(layers[1:]):
         state, descriptors = layer[state][1]
         choices.append(descriptors)
-    return list(reversed(choices)), score
+    return list(reversed(choices))
 
 
 # --- the greedy, for pools too large for the DP ----------------------------------------------------------------
@@ -305,6 +299,7 @@ def _node_class(node):
     return (
         node.model.name if node.model else None,
         node.current,
+        tuple(sorted(node.supply.items())),
         tuple(sorted(node.running.items())),
         node.mig_allowed,
         node.mps_max,
@@ -452,7 +447,7 @@ def plan_pool(nodes, pending, allow_moves=False, method=TIME_SLICING, work_limit
     demand = pool_demand(nodes, pending)
     exact = search_work(nodes, demand, method, work_limit) <= work_limit
     if exact:
-        choices, _score = _exact(nodes, demand, allow_moves, method)
+        choices = _exact(nodes, demand, allow_moves, method)
     else:
         choices = _keep_unneeded_gpus(nodes, demand, _greedy(nodes, demand, allow_moves, method))
     choices = [None if descriptors == node.current else descriptors for node, descriptors in zip(nodes, choices)]

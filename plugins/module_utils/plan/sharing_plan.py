@@ -84,12 +84,12 @@ def current_descriptors(state, configs):
     return (WHOLE,) * count
 
 
-def supply_node(state, pool, configs, running, mig_allowed, method):
-    """plan/layout's Node for one GPU node."""
+def supply_node(state, pool, configs, running, mig_allowed):
+    """plan/layout's Node for one GPU node: MPS only where GPU Feature Discovery labels it capable."""
     current = current_descriptors(state, configs)
     supply = dict((r, n) for r, n in state.capacity.items() if is_planned_resource(r) and n)
     model = state.gpu_model
-    mps_max = mps_max_clients(state.compute_capability) if (state.mps_capable or method != MPS) else 0
+    mps_max = mps_max_clients(state.compute_capability) if state.mps_capable else 0
     return Node(
         state.name,
         pool,
@@ -376,7 +376,6 @@ def plan_sharing(states, pods, configs, options):
             configs,
             running.get(state.name, {}),
             options.get("mig_allowed", True),
-            method,
         )
         if node.current:
             pools.setdefault(node.pool, []).append(node)
