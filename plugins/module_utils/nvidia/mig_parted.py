@@ -525,9 +525,15 @@ def validate_mig_layout(
 
 
 def _effective(per_gpu, gpu_count):
+    return layout_entries(dict((index, state) for index, (_entry, state) in per_gpu.items()), gpu_count)
+
+
+def layout_entries(states, gpu_count):
+    """mig-parted entries for per-GPU states (``{index: (mig_enabled, {profile: count})}``): one per distinct state, in
+    the order of its first GPU, with ``devices: all`` when it covers every GPU (or the GPU count is not known)."""
     groups = []
-    for index in sorted(per_gpu):
-        state = per_gpu[index][1]
+    for index in sorted(states):
+        state = states[index]
         for group in groups:
             if group[0] == state:
                 group[1].append(index)

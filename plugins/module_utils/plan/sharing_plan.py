@@ -23,7 +23,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     mps_max_clients,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import resolve_shipped_config
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
+    layout_entries,
+    resolve_shipped_config,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     MPS,
     RESOURCE_GPU_SHARED,
@@ -220,22 +223,11 @@ def describe(descriptors):
 
 def mig_parted_layout(descriptors):
     """mig-parted entries for per-GPU descriptors: one per distinct state, ``devices: all`` when all GPUs agree."""
-    groups = []
-    for index, descriptor in enumerate(descriptors):
-        for group in groups:
-            if group[0] == descriptor:
-                group[1].append(index)
-                break
-        else:
-            groups.append((descriptor, [index]))
-    entries = []
-    for descriptor, indices in groups:
-        devices = "all" if len(indices) == len(descriptors) else indices
-        if descriptor[0] == "mig":
-            entries.append({"devices": devices, "mig-enabled": True, "mig-devices": dict(descriptor[1])})
-        else:
-            entries.append({"devices": devices, "mig-enabled": False})
-    return entries
+    states = dict(
+        (index, (descriptor[0] == "mig", dict(descriptor[1]) if descriptor[0] == "mig" else {}))
+        for index, descriptor in enumerate(descriptors)
+    )
+    return layout_entries(states, len(descriptors))
 
 
 def config_name_of(layout):

@@ -25,8 +25,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     UNKNOWN,
     WHOLE,
     Node,
-    gpu_supply,
     mig_gpu,
+    node_supply,
     plan_pool,
     pool_bound,
     score_of,
@@ -43,18 +43,10 @@ def key(score):
     return (score.served, -score.moved, -score.changed, score.free)
 
 
-def supply_of(descriptors):
-    total = {}
-    for descriptor in descriptors:
-        for resource, count in gpu_supply(descriptor).items():
-            total[resource] = total.get(resource, 0) + count
-    return total
-
-
 def make_node(name, model, current, running=None, mig_allowed=True, mps_max=48):
     current = tuple(current)
     return Node(
-        name, "pool", model, current, supply_of(current), dict(running or {}), mig_allowed and bool(model), mps_max
+        name, "pool", model, current, node_supply(current), dict(running or {}), mig_allowed and bool(model), mps_max
     )
 
 
@@ -97,7 +89,7 @@ def option_value(node, descriptors):
         return node.supply, 0, 0, sum(slices_free(node.model, d) for d in node.current)
     changed = sum(1 for old, new in zip(node.current, descriptors) if old != new)
     moved = sum(node.running.values()) if any(stops_pods(o, n) for o, n in zip(node.current, descriptors)) else 0
-    return supply_of(descriptors), moved, changed, sum(slices_free(node.model, d) for d in descriptors)
+    return node_supply(descriptors), moved, changed, sum(slices_free(node.model, d) for d in descriptors)
 
 
 def node_table(node, demand, resources, allow_moves):
@@ -124,7 +116,7 @@ def node_table(node, demand, resources, allow_moves):
             following = {}
             for (supply, stopping), (changed, free) in partial.items():
                 for state in states:
-                    gives = supply_of([state])
+                    gives = node_supply([state])
                     capped = tuple(min(demand[r], have + gives.get(r, 0)) for r, have in zip(resources, supply))
                     target = (capped, stopping or stops_pods(current, state))
                     value = (changed - int(state != current), free + slices_free(node.model, state))
@@ -193,7 +185,7 @@ def random_gpu(rng, model, profiles):
 
 def random_running(rng, descriptors):
     running = {}
-    for resource, count in supply_of(descriptors).items():
+    for resource, count in node_supply(descriptors).items():
         used = rng.randint(0, count) if rng.random() < 0.5 else 0
         if used:
             running[resource] = used
@@ -261,7 +253,7 @@ def test_a_fresh_a100_node_takes_the_layout_its_demand_needs_and_nothing_more():
     node = make_node("a100", A100, [WHOLE, WHOLE])
     plan = plan_pool([node], {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3})
     assert plan.score.served == 5 and plan.score.moved == 0
-    assert supply_of(plan.choices[0]) == {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3}
+    assert node_supply(plan.choices[0]) == {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3}
 
 
 def test_running_pods_stay_where_they_are_unless_moves_are_allowed():
@@ -296,7 +288,7 @@ def test_a_second_plan_after_applying_the_first_changes_nothing():
     applied = []
     for node, choice in zip(nodes, plan.choices):
         current = node.current if choice is None else choice
-        applied.append(node._replace(current=current, supply=supply_of(current)))
+        applied.append(node._replace(current=current, supply=node_supply(current)))
     again = plan_pool(applied, pending)
     assert again.choices == [None] * len(nodes) and again.score.served == plan.score.served
 

@@ -201,7 +201,7 @@ def test_a_layout_gets_one_entry_per_distinct_gpu_state_and_a_name_of_its_own():
     layout = mig_parted_layout((split, WHOLE, split))
     assert layout == [
         {"devices": [0, 2], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
-        {"devices": [1], "mig-enabled": False},
+        {"devices": [1], "mig-enabled": False, "mig-devices": {}},
     ]
     assert config_name_of(layout) == config_name_of([dict(entry) for entry in layout])
     assert config_name_of(layout) != config_name_of(mig_parted_layout((split, split, split)))
