@@ -192,7 +192,7 @@ SHARING_PLAN_ARG_SPEC = dict(
     pool_label=dict(type="str"),
     requests=dict(type="list", elements="dict", options=SHARING_PLAN_REQUEST_SPEC),
     read_pods=dict(type="bool", default=True),
-    allow_moves=dict(type="bool", default=False),
+    allow_moves=dict(type="bool", default=False, aliases=["drain"]),
     sharing_method=dict(type="str", default="time-slicing", choices=["time-slicing", "mps"]),
 )
 

@@ -100,6 +100,7 @@ options:
       - When false, those nodes keep their MIG layout and MPS replicas.
     type: bool
     default: false
+    aliases: [drain]
   sharing_method:
     description:
       - How GPUs newly shared are shared. MPS replicas stop at the control daemon's limit (48 per GPU, 16 below

@@ -17,6 +17,7 @@ import pytest
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import mig_resource_name
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import validate_mig_layout
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     MPS,
     RESOURCE_GPU,
@@ -32,6 +33,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     score_of,
     shared_gpu,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import mig_parted_layout
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 A30 = MODELS["A30 24GB"]
@@ -231,6 +233,10 @@ def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(gpu_co
     assert plan.exact
     assert key(plan.score) == exhaustive(nodes, pending, allow_moves)
     assert plan.score == score_of(nodes, plan.choices, pending)
+    # Every layout planned is one the collection's NVIDIA-exact validation (gpu_mig_config's) accepts for the model.
+    for node, choice in zip(nodes, plan.choices):
+        if choice and any(descriptor[0] == "mig" for descriptor in choice):
+            validate_mig_layout(mig_parted_layout(choice), node.model, len(choice), node.name)
     # The bound is a relaxation: the best plan never beats it.
     bound = pool_bound(nodes, pending, allow_moves, plan.served)
     assert plan.score.served <= bound.served and plan.score.changed >= bound.changed
