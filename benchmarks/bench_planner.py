@@ -8,8 +8,8 @@ whole, time-sliced by 4 or partitioned (NVIDIA's balanced layout, or seven 1g in
 running pods; then pending requests (MIG profiles of each pool's model and nvidia.com/gpu) up to ``--requests`` in
 all, running pods included. Every pool is planned as gpu_sharing_plan plans it, and the answer is compared with the
 bound ``plan/layout.pool_bound`` computes (a relaxation: served <= what the GPUs that may change could add; GPUs
-changed >= what the MIG instances the nodes lack need in compute slices, 7 per GPU, plus 1 when nvidia.com/gpu is
-short); pods moved >= 0.
+changed >= what the MIG instances the nodes lack need in compute and memory slices, 7 and 8 per GPU, plus 1 when
+nvidia.com/gpu is short); pods moved >= 0.
 
 Writes ``planner.json`` and ``planner.md``; with ``--readme`` the table also replaces the one in README.md (between
 the planner-bench markers). A measuring script, not a test: it asserts nothing.
@@ -180,9 +180,9 @@ def table(results, nodes_count, requests):
     lines += [
         "",
         "Bounds (plan/layout.pool_bound, a relaxation no plan beats): served, at most each resource's demand, with the "
-        "MIG instances the changeable GPUs could add filled into their compute slices smallest first; GPUs changed, "
-        "at least the compute slices the served MIG instances missing before the plan need, 7 per GPU, plus 1 for "
-        "each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
+        "MIG instances the changeable GPUs could add, smallest first, in their compute and in their memory slices; GPUs "
+        "changed, at least the slices the served MIG instances missing before the plan need, 7 compute and 8 memory "
+        "per GPU, plus 1 for each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
         % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
     ]
     return "\n".join(lines) + "\n"

@@ -180,8 +180,8 @@ pools:
     - Per pool, its demand (pending and running) and the plan's score.
     - C(exact) is true when the search was exact. C(bound) is what no plan can beat (a relaxation). C(served) is at
       most each resource's demand, with the MIG instances the GPUs that may change could add. C(gpus_changed) is at
-      least the GPUs that the MIG instances this plan adds need (7 compute slices per GPU), plus 1 for each of
-      C(nvidia.com/gpu) and C(nvidia.com/gpu.shared) when they are short.
+      least the GPUs that the MIG instances this plan adds need (7 compute and 8 memory slices per GPU), plus 1 for
+      each of C(nvidia.com/gpu) and C(nvidia.com/gpu.shared) when they are short.
   returned: always
   type: dict
   sample:

@@ -314,8 +314,11 @@ def _fill_mig(node, deficit):
     for current in node.current:
         best, best_key = None, None
         for descriptor in layouts:
-            gives = gpu_supply(descriptor)
-            serves = sum(min(count, residual.get(resource, 0)) for resource, count in gives.items())
+            # The slices of what is short it fills: a count of instances would prefer seven small ones to two large.
+            serves = sum(
+                min(count, residual.get(mig_resource_name(profile), 0)) * node.model.facts[profile]["slices"]
+                for profile, count in descriptor[1]
+            )
             key = (serves, free_slices(node.model, descriptor))
             if serves and (best_key is None or key > best_key):
                 best, best_key = descriptor, key
@@ -464,10 +467,14 @@ def _pinned(node, allow_moves):
     return not may_move(node, allow_moves) and any(d[0] in ("mig", MPS, "unknown") for d in node.current)
 
 
-def _profile_slices(nodes, resource):
-    """The fewest compute slices an instance of ``resource`` takes on the pool's models (None: no model has it)."""
+# A GPU's two kinds of slices: an instance takes some of each (facts field, GpuModel attribute with the GPU's total).
+SLICE_KINDS = (("slices", "compute_slices"), ("memory_slices", "memory_slices"))
+
+
+def _instance_size(nodes, resource, field):
+    """The fewest slices (``field``) an instance of ``resource`` takes on the pool's models (None: no model has it)."""
     sizes = [
-        node.model.facts[profile]["slices"]
+        node.model.facts[profile][field]
         for node in nodes
         if node.mig_allowed
         for profile in node.model.profiles
@@ -476,62 +483,70 @@ def _profile_slices(nodes, resource):
     return min(sizes) if sizes else None
 
 
+def _most_instances(wanted, room):
+    """The most of ``wanted`` ([(size, count)]) whose sizes add up to at most ``room``: smallest first."""
+    total = 0
+    for size, count in sorted(wanted):
+        added = min(count, room // size)
+        total += added
+        room -= added * size
+    return total
+
+
 def pool_bound(nodes, pending, allow_moves=False, served=None):
     """What no plan of the pool can beat, from a relaxation, as ``Bound(served, changed)``.
 
-    - served: at most the demand of each resource. The MIG instances a plan can add fit in the compute slices of the
-      GPUs that may change (MIG-capable, not pinned by pods that may not move), each instance taking at least the
-      slices of its profile's smallest size: a fractional knapsack filled smallest first. A pinned node serves what
-      it serves now. ``nvidia.com/gpu`` (and ``.shared``) is unbounded wherever a node may time-slice.
+    - served: at most the demand of each resource. The MIG instances a plan can add fit, in compute slices and in
+      memory slices, in those of the GPUs that may change (MIG-capable, not pinned by pods that may not move), each
+      instance taking at least its profile's smallest size: the most that fit, smallest first, in each kind of slice.
+      A pinned node serves what it serves now. ``nvidia.com/gpu`` (and ``.shared``) is unbounded wherever a node may
+      time-slice.
     - changed: to serve, resource by resource, ``served`` (a plan's, default every request) beyond what the nodes
-      serve as they are, a plan changes at least as many GPUs as the missing MIG instances need compute slices (a
-      changed GPU gives at most its compute slices), plus one for ``nvidia.com/gpu`` and one for ``.shared`` when
-      they are short (a GPU in MIG gives neither, and a shared GPU only one of them)."""
+      serve as they are, a plan changes at least as many GPUs as the missing MIG instances need slices of either kind
+      (a changed GPU gives at most its 7 compute and 8 memory slices), plus one for ``nvidia.com/gpu`` and one for
+      ``.shared`` when they are short (a GPU in MIG gives neither, and a shared GPU only one of them)."""
     demand = pool_demand(nodes, pending)
-    keep = {}
-    for node in nodes:
-        for resource, count in node.supply.items():
-            keep[resource] = keep.get(resource, 0) + count
-    free_slices_total = 0
-    most_slices = 1
+    keep, pinned_supply = {}, {}
+    room = dict((field, 0) for field, _total in SLICE_KINDS)
+    largest = dict((field, 1) for field, _total in SLICE_KINDS)
     can_share = False
     for node in nodes:
-        if node.mig_allowed and not _pinned(node, allow_moves):
-            free_slices_total += node.model.compute_slices * len(node.current)
-            most_slices = max(most_slices, node.model.compute_slices)
-        can_share = can_share or not _pinned(node, allow_moves)
+        pinned = _pinned(node, allow_moves)
+        for resource, count in node.supply.items():
+            keep[resource] = keep.get(resource, 0) + count
+            if pinned:
+                pinned_supply[resource] = pinned_supply.get(resource, 0) + count
+        if node.mig_allowed and not pinned:
+            for field, total in SLICE_KINDS:
+                room[field] += getattr(node.model, total) * len(node.current)
+                largest[field] = max(largest[field], getattr(node.model, total))
+        can_share = can_share or not pinned
     upper = 0
-    mig_wanted = []
+    wanted = dict((field, []) for field, _total in SLICE_KINDS)
     for resource, count in demand.items():
-        size = _profile_slices(nodes, resource) if resource.startswith(MIG_RESOURCE_PREFIX) else None
-        if size:
-            mig_wanted.append((size, resource, count))
+        sizes = dict((field, _instance_size(nodes, resource, field)) for field, _total in SLICE_KINDS)
+        if resource.startswith(MIG_RESOURCE_PREFIX) and sizes["slices"]:
+            held = min(count, pinned_supply.get(resource, 0))
+            upper += held
+            for field, _total in SLICE_KINDS:
+                wanted[field].append((sizes[field], count - held))
         elif resource in (RESOURCE_GPU, RESOURCE_GPU_SHARED) and can_share:
             upper += count
         else:
             upper += min(count, keep.get(resource, 0))
-    pinned_mig = {}
-    for node in nodes:
-        if _pinned(node, allow_moves):
-            for resource, count in node.supply.items():
-                pinned_mig[resource] = pinned_mig.get(resource, 0) + count
-    room = free_slices_total
-    for size, resource, count in sorted(mig_wanted):
-        held = min(count, pinned_mig.get(resource, 0))
-        added = min(count - held, room // size)
-        upper += held + added
-        room -= added * size
+    upper += min(_most_instances(wanted[field], room[field]) for field, _total in SLICE_KINDS)
     target = served if served is not None else demand
-    slices_needed = 0
+    needed = dict((field, 0) for field, _total in SLICE_KINDS)
     short = set()
     for resource, count in target.items():
         missing = min(count, demand.get(resource, 0)) - min(demand.get(resource, 0), keep.get(resource, 0))
         if missing <= 0:
             continue
-        size = _profile_slices(nodes, resource) if resource.startswith(MIG_RESOURCE_PREFIX) else None
-        if size:
-            slices_needed += missing * size
+        if resource.startswith(MIG_RESOURCE_PREFIX) and _instance_size(nodes, resource, "slices"):
+            for field, _total in SLICE_KINDS:
+                needed[field] += missing * _instance_size(nodes, resource, field)
         else:
             short.add(resource)
     # A changed GPU gives new MIG instances, or nvidia.com/gpu, or nvidia.com/gpu.shared: never two of them.
-    return Bound(upper, -(-slices_needed // most_slices) + len(short))
+    gpus = max(-(-needed[field] // largest[field]) for field, _total in SLICE_KINDS)
+    return Bound(upper, gpus + len(short))
