@@ -181,8 +181,8 @@ def table(results, nodes_count, requests):
         "",
         "Bounds (plan/layout.pool_bound, a relaxation no plan beats): served, at most each resource's demand, with the "
         "MIG instances the changeable GPUs could add, smallest first, in their compute and in their memory slices; "
-        "GPUs changed, at least the slices the served MIG instances missing before the plan need, 7 compute and 8 memory "
-        "per GPU, plus 1 for each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
+        "GPUs changed, at least the slices the served MIG instances missing before the plan need, 7 compute and 8 "
+        "memory per GPU, plus 1 for each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
         % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
     ]
     return "\n".join(lines) + "\n"
