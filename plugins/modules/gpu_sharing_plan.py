@@ -113,7 +113,8 @@ notes:
   - The plan counts what the scheduler counts. Node affinities other than the pool label, taints, and the other
     resources pods request are not planned for.
   - A MIG layout is planned for the mixed strategy, which advertises one resource per profile. The arguments of
-    M(gpushare.k8s.gpu_mig_config) set it.
+    M(gpushare.k8s.gpu_mig_config) set it. On a cluster whose strategy is C(single) while nodes run MIG under it, no
+    MIG change is planned (see C(findings)).
   - Configuration names are derived from the layout (C(gpushare-plan-<hash>)) and the replicas
     (C(gpushare-plan-ts-4)), so that applying the same plan twice writes nothing new.
 seealso:
@@ -237,6 +238,14 @@ apply:
         rename_by_default: false
         nodes: {"names": ["gpu-l4-0"]}
     gpu_mps: []
+findings:
+  description:
+    - What limited the plan, for example a cluster on the C(single) MIG strategy with nodes running MIG under it (no
+      MIG change is planned then, since the C(mixed) strategy planned layouts need would change what those nodes
+      advertise).
+  returned: always
+  type: list
+  elements: str
 nodes_to_change:
   description: The nodes the plan changes; empty when the cluster already has the planned layout.
   returned: always

@@ -164,3 +164,24 @@ def test_a_layout_over_several_gpus_of_a_node_is_read_back_as_planned(cluster, a
 
     again = run_module("gpu_sharing_plan", {})
     assert again["nodes_to_change"] == [], [(n, v["mode"], v["layout"]) for n, v in again["nodes"].items()]
+
+
+@pytest.mark.profiles("openshift")
+def test_no_mig_is_planned_while_nodes_outside_the_selection_run_mig_under_the_single_strategy(run_module):
+    split = run_module(
+        "gpu_mig_config", {"strategy": "single", "config": "all-1g.10gb", "nodes": {"names": ["gpu-h100-0"]}}
+    )
+    assert not split.get("failed"), split.get("msg")
+    plan = run_module(
+        "gpu_sharing_plan",
+        {
+            "node_selector": "nvidia.com/gpu.product=NVIDIA-A100-PCIE-40GB",
+            "requests": [{"profile": "3g.20gb", "count": 2}],
+        },
+    )
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["nodes_to_change"] == [] and sorted(plan["nodes"]) == ["gpu-a100-0", "gpu-a100-1"]
+    assert "gpu-h100-0 run MIG under it" in plan["findings"][0]
+    assert [u["reason"] for u in plan["unserved"]] == [
+        "no MIG change is planned while the cluster's MIG strategy is single (see findings)"
+    ]

@@ -17,6 +17,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     MIG_RESOURCE_PREFIX,
     MIG_STRATEGY_MIXED,
+    MIG_STRATEGY_SINGLE,
     RESOURCE_GPU,
     mig_profile_of_resource,
     mig_resource_name,
@@ -263,12 +264,15 @@ def assign_serving(nodes, choices, pending):
     return result
 
 
-def unserved_reason(pool, resource, nodes, allow_moves):
-    """Why part of a pool's demand for ``resource`` stays unserved, for the user."""
+def unserved_reason(pool, resource, nodes, allow_moves, mig_blocked=None):
+    """Why part of a pool's demand for ``resource`` stays unserved, for the user (``mig_blocked``: why no MIG change is
+    planned anywhere, if so)."""
     where = "pool %s" % pool if pool else "the selected nodes"
     profile = mig_profile_of_resource(resource)
     if profile:
         models = pool_models(nodes)
+        if mig_blocked:
+            return mig_blocked
         if not models:
             return "no node of %s may take MIG (their GPUs have no MIG, or the platform offers none)" % where
         if not any(profile in model.profiles for model in models):
@@ -359,6 +363,20 @@ def plan_sharing(states, pods, configs, options):
     pool_label = options.get("pool_label")
     method = options.get("sharing_method") or TIME_SLICING
     allow_moves = bool(options.get("allow_moves"))
+    findings = []
+    mig_blocked = None
+    mig_allowed = options.get("mig_allowed", True)
+    single_mig_nodes = options.get("single_mig_nodes") or []
+    if mig_allowed and options.get("mig_strategy") == MIG_STRATEGY_SINGLE and single_mig_nodes:
+        # The layouts are planned for the mixed strategy, and switching the cluster to it would change what these
+        # nodes advertise (nvidia.com/gpu becomes nvidia.com/mig-<profile>) under the pods that use them.
+        mig_allowed = False
+        mig_blocked = "no MIG change is planned while the cluster's MIG strategy is single (see findings)"
+        findings.append(
+            "the cluster's MIG strategy is single and %s run MIG under it: switching to mixed, which planned layouts "
+            "need, would change what they advertise, so no MIG change is planned; switch the cluster to mixed first "
+            "(gpu_mig_config strategy: mixed) to plan with MIG" % ", ".join(single_mig_nodes)
+        )
     running, pods_by_node = running_by_node(pods, set(state.name for state in states))
     pools = {}
     for state in sorted(states, key=lambda state: state.name):
@@ -367,7 +385,7 @@ def plan_sharing(states, pods, configs, options):
             state.labels.get(pool_label, NO_POOL) if pool_label else NO_POOL,
             configs,
             running.get(state.name, {}),
-            options.get("mig_allowed", True),
+            mig_allowed,
         )
         if node.current:
             pools.setdefault(node.pool, []).append(node)
@@ -447,7 +465,7 @@ def plan_sharing(states, pods, configs, options):
                         pool=pool,
                         resource=resource,
                         count=missing,
-                        reason=unserved_reason(pool, resource, nodes, allow_moves),
+                        reason=unserved_reason(pool, resource, nodes, allow_moves, mig_blocked),
                     )
                 )
         answer_pools[pool] = dict(
@@ -475,4 +493,5 @@ def plan_sharing(states, pods, configs, options):
         unserved=unserved,
         apply=module_arguments(changes, allow_moves),
         nodes_to_change=sorted(node.name for node, _choice, _pods in changes),
+        findings=findings,
     )

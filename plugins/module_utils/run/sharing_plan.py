@@ -8,7 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import mig_manager_config_map
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
+    mig_manager_config_map,
+    mig_strategy_of,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import MIG_STRATEGY_SINGLE
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
@@ -30,7 +34,17 @@ def run_gpu_sharing_plan(module):
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     states = [state for state in map(NodeGpuState.from_node, nodes) if state.is_gpu_node and state.count]
     pods = kube.list_pods(field_selector=workload_pods_selector(operator.namespace))
-    options = dict(params, mig_allowed=cloud_without_mig(nodes) is None)
+    strategy = mig_strategy_of(operator.policy)
+    # The strategy is the whole cluster's: nodes outside the selection count too.
+    everywhere = kube.list_nodes()[0] if strategy == MIG_STRATEGY_SINGLE and params["node_selector"] else nodes
+    options = dict(
+        params,
+        mig_allowed=cloud_without_mig(nodes) is None,
+        mig_strategy=strategy,
+        single_mig_nodes=sorted(
+            state.name for state in map(NodeGpuState.from_node, everywhere) if state.is_gpu_node and state.mig_enabled
+        ),
+    )
     answer = plan_sharing(states, pods, configs, options)
     answer.update(changed=False, namespace=operator.namespace)
     return answer

@@ -211,3 +211,12 @@ def test_a_layout_gets_one_entry_per_distinct_gpu_state_and_a_name_of_its_own():
 def test_the_scheduler_reason_is_the_pod_scheduled_message():
     assert scheduler_reason(pending("p", "nvidia.com/gpu", message="0/3 nodes")) == "0/3 nodes"
     assert scheduler_reason(pending("p", "nvidia.com/gpu")) is None
+
+
+def test_no_mig_is_planned_while_the_single_strategy_serves_mig_nodes():
+    pods = [pending("p", "nvidia.com/mig-3g.20gb")]
+    single = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=["gpu-h100-0"])
+    assert single["nodes_to_change"] == [] and "gpu-h100-0 run MIG under it" in single["findings"][0]
+    assert "strategy is single" in single["unserved"][0]["reason"]
+    fresh = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=[])
+    assert fresh["findings"] == [] and fresh["apply"]["gpu_mig_config"][0]["strategy"] == "mixed"
