@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import operator
 from collections import namedtuple
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import METHOD_MPS as MPS
@@ -47,9 +48,9 @@ RESOURCE_GPU_SHARED = RESOURCE_GPU + SHARED_RESOURCE_SUFFIX
 WHOLE = ("whole",)
 UNKNOWN = ("unknown",)
 # Above this many steps (supply states times node and GPU options, search_work) the exact DP of one pool would take
-# more than about two seconds on one core (measured: 1,936 states over ten 8-GPU H100 nodes, 4.4 million steps, take
-# 1.9 s): the greedy plans the pool instead.
-EXACT_WORK_LIMIT = 5000000
+# more than about two seconds on one core (measured: 2.8 to 7.3 million steps a second, docs/PLANNER.md): the greedy
+# plans the pool instead.
+EXACT_WORK_LIMIT = 6000000
 
 
 def mig_gpu(layout):
@@ -204,24 +205,41 @@ def may_move(node, allow_moves):
 # --- the exact DP ----------------------------------------------------------------------------------------------
 
 
-def _cap(supply, adds, resources, caps):
-    return tuple(min(cap, have + adds.get(resource, 0)) for resource, cap, have in zip(resources, caps, supply))
+class _Supply(object):
+    """The DP's states: the supply reached per resource (a tuple in ``resources`` order), capped at the demand. The
+    same state meets the same GPU option on every GPU and node, so each move is computed once and remembered."""
+
+    def __init__(self, demand):
+        self.resources = sorted(demand)
+        self.caps = tuple(demand[resource] for resource in self.resources)
+        self.start = tuple(0 for _resource in self.resources)
+        self.known = {}  # (state, adds) -> state after
+
+    def adds(self, gives):
+        return tuple(gives.get(resource, 0) for resource in self.resources)
+
+    def after(self, state, adds):
+        target = self.known.get((state, adds))
+        if target is None:
+            target = self.known[(state, adds)] = tuple(map(min, self.caps, map(operator.add, state, adds)))
+        return target
 
 
-def _step_uniform(layer, node, options, resources, caps, allow_moves, reached):
+def _step_uniform(layer, node, options, supply, allow_moves, reached):
     """Every whole-node option (keep included) from every state of ``layer``, into ``reached``."""
     for descriptors in options:
         gives, moved, changed, free = evaluate(node, descriptors)
         if moved and not allow_moves:
             continue
+        adds = supply.adds(gives)
         for state, (value, _back) in layer.items():
-            target = _cap(state, gives, resources, caps)
+            target = supply.after(state, adds)
             total = (value[0] - moved, value[1] - changed, value[2] + free)
             if target not in reached or total > reached[target][0]:
                 reached[target] = (total, (state, descriptors))
 
 
-def _step_mig(layer, node, demand, resources, caps, reached):
+def _step_mig(layer, node, demand, supply, reached):
     """The node as MIG, GPU by GPU (each GPU's layout may differ): the inner states carry whether a change stops the
     node's pods, charged once at the end."""
     inner = dict(((state, False), (value, None)) for state, (value, _back) in layer.items())
@@ -229,13 +247,20 @@ def _step_mig(layer, node, demand, resources, caps, reached):
     for index in range(len(node.current)):
         current = node.current[index]
         options = [
-            (descriptor, gpu_supply(descriptor), int(descriptor != current), free_slices(node.model, descriptor))
+            (
+                descriptor,
+                supply.adds(gpu_supply(descriptor)),
+                int(descriptor != current),
+                free_slices(node.model, descriptor),
+                moves_pods(current, descriptor),
+            )
             for descriptor in mig_gpu_options(node, index, demand)
         ]
         following = {}
+        known, after = supply.known, supply.after
         for (state, moving), (value, _back) in inner.items():
-            for descriptor, gives, changed, free in options:
-                key = (_cap(state, gives, resources, caps), moving or moves_pods(current, descriptor))
+            for descriptor, adds, changed, free, stops in options:
+                key = (known.get((state, adds)) or after(state, adds), moving or stops)
                 total = (value[0], value[1] - changed, value[2] + free)
                 if key not in following or total > following[key][0]:
                     following[key] = (total, ((state, moving), descriptor))
@@ -273,15 +298,14 @@ def search_work(nodes, demand, method, limit=None):
 
 
 def _exact(nodes, demand, allow_moves, method):
-    resources = sorted(demand)
-    caps = [demand[resource] for resource in resources]
-    layers = [{tuple(0 for _r in resources): ((0, 0, 0), None)}]
+    supply = _Supply(demand)
+    layers = [{supply.start: ((0, 0, 0), None)}]
     for node in nodes:
         reached = {}
         options = [None] + uniform_options(node, demand, method)
-        _step_uniform(layers[-1], node, options, resources, caps, allow_moves, reached)
+        _step_uniform(layers[-1], node, options, supply, allow_moves, reached)
         if node.mig_allowed and may_move(node, allow_moves):
-            _step_mig(layers[-1], node, demand, resources, caps, reached)
+            _step_mig(layers[-1], node, demand, supply, reached)
         layers.append(reached)
     final = layers[-1]
     state = max(final, key=lambda supply: (sum(supply),) + final[supply][0])
