@@ -25,9 +25,9 @@ description:
     most MIG compute slices free.
   - The search is exact (a dynamic programme over the supply reached, capped at the demand) while it takes at most
     6 million steps, about 2 seconds at most. Above that a greedy plans the pool, and C(pools.<pool>.bound) says how
-    far it can be from the best. The unit tests compare the exact search with a search over every option of every node on
-    pools of up to 16 GPUs. The benchmark plans 1,000 nodes of 8 GPUs with 10,000 requests in well under a second
-    (README).
+    far it can be from the best. The unit tests compare the exact search with a search over every option of every
+    node on pools of up to 16 GPUs. The benchmark plans 1,000 nodes of 8 GPUs with 10,000 requests in well under a
+    second (README).
   - Returns the module arguments (C(apply)) of M(gpushare.k8s.gpu_reset), M(gpushare.k8s.gpu_mig_config),
     M(gpushare.k8s.gpu_timeslicing) and M(gpushare.k8s.gpu_mps) that get every node to its planned state. A second
     plan, once they are applied, changes nothing.
