@@ -161,6 +161,8 @@ nodes:
     - C(mode) is C(whole), C(time-slicing), C(mps) or C(mig). C(layout) is the MIG layout in mig-parted's format
       (C(mig) only). C(replicas) is the replicas per GPU (C(time-slicing) and C(mps) only).
     - C(supply) is what the node advertises in its planned state, and C(serves) what of it the plan uses.
+    - C(takes) names what it takes of the waiting demand as the plan counts it (the scheduler places the pods), pending
+      pods (C(namespace/name)), given requests (C(requests[1])) and pods that move from other nodes.
     - C(pods_to_move) are the pods the change stops.
   returned: always
   type: dict
@@ -175,6 +177,7 @@ nodes:
       replicas: null
       supply: {"nvidia.com/mig-3g.40gb": 2, "nvidia.com/mig-1g.10gb": 6}
       serves: {"nvidia.com/mig-3g.40gb": 2, "nvidia.com/mig-1g.10gb": 5}
+      takes: ["ml/trainer-0", "ml/trainer-1", "requests[1]"]
       pods_to_move: []
 pools:
   description:

@@ -129,6 +129,14 @@ def test_pending_pods_run_once_the_plan_is_applied_and_the_second_plan_changes_n
     assert len(mig) == 1 and mig[0]["drain"] is True and mig[0]["strategy"] == "mixed"
     assert mig[0]["layout"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 3, "3g.40gb": 1}}]
     assert [(call["replicas"], len(call["nodes"]["names"])) for call in plan["apply"]["gpu_timeslicing"]] == [(3, 1)]
+    [split] = mig[0]["nodes"]["names"]
+    [shared] = plan["apply"]["gpu_timeslicing"][0]["nodes"]["names"]
+    assert sorted(plan["nodes"][split]["takes"]) == ["%s/%s" % (namespace, name) for name in sorted(MIG_PODS)]
+    # The time-sliced node takes the trainer that waited and the one the split moves.
+    assert (
+        len(plan["nodes"][shared]["takes"]) == 2
+        and plan["nodes"][split]["pods_to_move"][0] in plan["nodes"][shared]["takes"]
+    )
 
     run_ok(cluster)
     wait_for_pods(api_client, namespace, running=TRAINERS + len(MIG_PODS), pending=0)

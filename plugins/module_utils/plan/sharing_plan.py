@@ -131,7 +131,8 @@ def pending_gpu_pods(pods):
 
 
 def running_by_node(pods, node_names):
-    """{node: {resource: count}} of the planned resources the pods bound to ``node_names`` hold, and the pods."""
+    """{node: {resource: count}} of the planned resources the pods bound to ``node_names`` hold, and {node: [(pod,
+    its requests)]}."""
     running, pods_by_node = {}, {}
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -143,7 +144,9 @@ def running_by_node(pods, node_names):
         held = running.setdefault(node, {})
         for resource, count in requests.items():
             held[resource] = held.get(resource, 0) + count
-        pods_by_node.setdefault(node, []).append("%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        pods_by_node.setdefault(node, []).append(
+            ("%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]), requests)
+        )
     return running, pods_by_node
 
 
@@ -238,29 +241,48 @@ def config_name_of(layout):
     return CONFIG_NAME_PREFIX + digest
 
 
-def assign_serving(nodes, choices, pending):
-    """What each node serves: first the pods it keeps running, then the requests waiting and the pods that move, in
-    node order (any node of the pool can take any request of its resource)."""
-    left = dict(pending)
+def assign_serving(nodes, choices, waiting, pods_by_node):
+    """What each node serves, and which of the requests waiting it takes: first the pods it keeps running, then the
+    ``waiting`` ([(name, {resource: count})]: pending pods, given requests) and the pods that move, in node order (any
+    node of the pool can take any request of its resource). A list of (served counts, names taken) per node."""
+    queues = {}
+
+    def enqueue(name, requests):
+        for resource, count in sorted(requests.items()):
+            queues.setdefault(resource, []).append([name, count])
+
+    for name, requests in waiting:
+        enqueue(name, requests)
     kept_and_free = []
     for node, choice in zip(nodes, choices):
         gives, moved, _changed, _free = evaluate(node, choice)
         gives = dict(gives)
         kept = {}
-        for resource, count in node.running.items():
-            kept[resource] = 0 if moved else min(count, gives.get(resource, 0))
-            gives[resource] = gives.get(resource, 0) - kept[resource]
-            left[resource] = left.get(resource, 0) + count - kept[resource]
+        if moved:
+            for name, requests in pods_by_node.get(node.name, []):
+                enqueue(name, requests)
+        else:
+            for resource, count in node.running.items():
+                kept[resource] = min(count, gives.get(resource, 0))
+                gives[resource] = gives.get(resource, 0) - kept[resource]
         kept_and_free.append((kept, gives))
     result = []
     for kept, gives in kept_and_free:
-        served = dict(kept)
+        served, taken = dict(kept), []
         for resource, count in sorted(gives.items()):
-            taken = min(count, left.get(resource, 0))
-            if taken:
-                served[resource] = served.get(resource, 0) + taken
-                left[resource] -= taken
-        result.append(dict((r, n) for r, n in served.items() if n))
+            queue = queues.get(resource, [])
+            while count > 0 and queue:
+                name, wanted = queue[0]
+                share = min(count, wanted)
+                served[resource] = served.get(resource, 0) + share
+                count -= share
+                if name not in taken:
+                    taken.append(name)
+                if share == wanted:
+                    queue.pop(0)
+                else:
+                    queue[0][1] -= share
+        result.append((dict((r, n) for r, n in served.items() if n), taken))
     return result
 
 
@@ -390,6 +412,7 @@ def plan_sharing(states, pods, configs, options):
         if node.current:
             pools.setdefault(node.pool, []).append(node)
     pending = dict((pool, {}) for pool in pools)
+    named = dict((pool, []) for pool in pools)  # the waiting requests by name, for what each node takes
     spare = {}
     for pool, nodes in pools.items():
         spare[pool] = {}
@@ -410,6 +433,7 @@ def plan_sharing(states, pods, configs, options):
             )
         )
         if pool in pending:
+            named[pool].append(("%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]), requests))
             for resource, count in requests.items():
                 pending[pool][resource] = pending[pool].get(resource, 0) + count
                 spare[pool][resource] = spare[pool].get(resource, 0) - count
@@ -429,15 +453,16 @@ def plan_sharing(states, pods, configs, options):
             )
         resource = request_resource(request, pool_models(pools[pool]))
         pending[pool][resource] = pending[pool].get(resource, 0) + request["count"]
+        named[pool].append(("requests[%d]" % number, {resource: request["count"]}))
 
     answer_nodes, answer_pools, unserved, changes = {}, {}, [], []
     for pool, nodes in sorted(pools.items()):
         plan = plan_pool(nodes, pending[pool], allow_moves, method)
         bound = pool_bound(nodes, pending[pool], allow_moves, plan.served)
         demand = pool_demand(nodes, pending[pool])
-        serves = assign_serving(nodes, plan.choices, pending[pool])
+        serves = assign_serving(nodes, plan.choices, named[pool], pods_by_node)
         supply_total = {}
-        for node, choice, served in zip(nodes, plan.choices, serves):
+        for node, choice, (served, taken) in zip(nodes, plan.choices, serves):
             gives, moved, changed, _free = evaluate(node, choice)
             for resource, count in gives.items():
                 supply_total[resource] = supply_total.get(resource, 0) + count
@@ -453,7 +478,8 @@ def plan_sharing(states, pods, configs, options):
                 replicas=replicas,
                 supply=gives,
                 serves=served,
-                pods_to_move=list(pods_by_node.get(node.name, [])) if moved else [],
+                takes=taken,
+                pods_to_move=[name for name, _requests in pods_by_node.get(node.name, [])] if moved else [],
             )
             if choice is not None:
                 changes.append((node, choice, node.running))

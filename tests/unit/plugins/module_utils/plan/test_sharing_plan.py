@@ -86,6 +86,7 @@ def test_pending_pods_become_the_demand_with_the_schedulers_reason():
         dict(namespace="ml", name="p", pool="", requests={"nvidia.com/mig-3g.20gb": 1}, reason=message)
     ]
     assert answer["nodes"]["a100"]["mode"] == "mig" and answer["unserved"] == []
+    assert answer["nodes"]["a100"]["takes"] == ["ml/p"]
     assert answer["apply"]["gpu_mig_config"][0]["nodes"] == {"names": ["a100"]}
 
 
@@ -164,6 +165,7 @@ def test_given_requests_need_a_pool_when_there_are_several():
     with pytest.raises(GpuShareError, match=r"pool c has no selected GPU node \(pools: a, b\)"):
         plan(nodes, requests=[dict(resource="nvidia.com/gpu", count=2, pool="c")], pool_label=POOL_LABEL)
     answer = plan(nodes, requests=[dict(resource="nvidia.com/gpu", count=3, pool="a")], pool_label=POOL_LABEL)
+    assert answer["nodes"]["t4-a"]["takes"] == ["requests[1]"] and answer["nodes"]["t4-b"]["takes"] == []
     assert answer["apply"]["gpu_timeslicing"] == [
         dict(config_key="gpushare-plan-ts-3", replicas=3, rename_by_default=False, nodes=dict(names=["t4-a"]))
     ]
