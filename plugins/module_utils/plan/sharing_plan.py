@@ -378,65 +378,66 @@ def _pool_of_pod(pod, pool_label, pools, spare):
     return max(sorted(pools), key=lambda pool: sum(min(n, spare[pool].get(r, 0)) for r, n in requests.items()))
 
 
-def plan_sharing(states, pods, configs, options):
-    """The whole answer. ``states``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold or
-    wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``options``: the module's parameters plus
-    ``mig_allowed`` (False on platforms without MIG)."""
-    pool_label = options.get("pool_label")
-    method = options.get("sharing_method") or TIME_SLICING
-    allow_moves = bool(options.get("allow_moves"))
-    findings = []
-    mig_blocked = None
-    mig_allowed = options.get("mig_allowed", True)
-    single_mig_nodes = options.get("single_mig_nodes") or []
-    if mig_allowed and options.get("mig_strategy") == MIG_STRATEGY_SINGLE and single_mig_nodes:
-        # The layouts are planned for the mixed strategy, and switching the cluster to it would change what these
-        # nodes advertise (nvidia.com/gpu becomes nvidia.com/mig-<profile>) under the pods that use them.
-        mig_allowed = False
-        mig_blocked = "no MIG change is planned while the cluster's MIG strategy is single (see findings)"
-        findings.append(
-            "the cluster's MIG strategy is single and %s run MIG under it: switching to mixed, which planned layouts "
-            "need, would change what they advertise, so no MIG change is planned; switch the cluster to mixed first "
-            "(gpu_mig_config strategy: mixed) to plan with MIG" % ", ".join(single_mig_nodes)
-        )
-    running, pods_by_node = running_by_node(pods, set(state.name for state in states))
+def _mig_blocked(options):
+    """(why no MIG change may be planned, the finding that says so), or (None, None). The layouts are planned for the
+    mixed strategy, and switching a cluster on single to it would change what its MIG nodes advertise
+    (nvidia.com/gpu becomes nvidia.com/mig-<profile>) under the pods that use them."""
+    nodes = options.get("single_mig_nodes") or []
+    if options.get("mig_strategy") != MIG_STRATEGY_SINGLE or not nodes:
+        return None, None
+    return (
+        "no MIG change is planned while the cluster's MIG strategy is single (see findings)",
+        "the cluster's MIG strategy is single and %s run MIG under it: switching to mixed, which planned layouts "
+        "need, would change what they advertise, so no MIG change is planned; switch the cluster to mixed first "
+        "(gpu_mig_config strategy: mixed) to plan with MIG" % ", ".join(nodes),
+    )
+
+
+def _supply_pools(states, configs, running, pool_label, mig_allowed):
+    """{pool: [Node]} of the GPU nodes, by name."""
     pools = {}
     for state in sorted(states, key=lambda state: state.name):
-        node = supply_node(
-            state,
-            state.labels.get(pool_label, NO_POOL) if pool_label else NO_POOL,
-            configs,
-            running.get(state.name, {}),
-            mig_allowed,
-        )
+        pool = state.labels.get(pool_label, NO_POOL) if pool_label else NO_POOL
+        node = supply_node(state, pool, configs, running.get(state.name, {}), mig_allowed)
         if node.current:
-            pools.setdefault(node.pool, []).append(node)
+            pools.setdefault(pool, []).append(node)
+    return pools
+
+
+def _waiting_demand(pods, pools, options):
+    """The pending pods (as the answer lists them), and per pool the waiting demand ({resource: count}) and its
+    requests by name ([(name, {resource: count})]): pending pods, then the given requests."""
     pending = dict((pool, {}) for pool in pools)
-    named = dict((pool, []) for pool in pools)  # the waiting requests by name, for what each node takes
+    named = dict((pool, []) for pool in pools)
     spare = {}
     for pool, nodes in pools.items():
         spare[pool] = {}
         for node in nodes:
             for resource, count in node.supply.items():
                 spare[pool][resource] = spare[pool].get(resource, 0) + count - node.running.get(resource, 0)
+
+    def add(pool, name, requests):
+        named[pool].append((name, requests))
+        for resource, count in requests.items():
+            pending[pool][resource] = pending[pool].get(resource, 0) + count
+            spare[pool][resource] = spare[pool].get(resource, 0) - count
+
     waiting = []
     for pod in pending_gpu_pods(pods) if options.get("read_pods", True) else []:
         requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r))
-        pool = _pool_of_pod(pod, pool_label, pools, spare) if pools else None
+        pool = _pool_of_pod(pod, options.get("pool_label"), pools, spare) if pools else None
+        metadata = pod["metadata"]
         waiting.append(
             dict(
-                namespace=pod["metadata"]["namespace"],
-                name=pod["metadata"]["name"],
+                namespace=metadata["namespace"],
+                name=metadata["name"],
                 pool=pool,
                 requests=requests,
                 reason=scheduler_reason(pod),
             )
         )
         if pool in pending:
-            named[pool].append(("%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]), requests))
-            for resource, count in requests.items():
-                pending[pool][resource] = pending[pool].get(resource, 0) + count
-                spare[pool][resource] = spare[pool].get(resource, 0) - count
+            add(pool, "%s/%s" % (metadata["namespace"], metadata["name"]), requests)
     for number, request in enumerate(options.get("requests") or [], 1):
         pool = request.get("pool")
         if pool is None:
@@ -451,73 +452,87 @@ def plan_sharing(states, pods, configs, options):
                 "requests[%d]: pool %s has no selected GPU node (pools: %s)"
                 % (number, pool, ", ".join(sorted(p for p in pools if p)) or "none")
             )
-        resource = request_resource(request, pool_models(pools[pool]))
-        pending[pool][resource] = pending[pool].get(resource, 0) + request["count"]
-        named[pool].append(("requests[%d]" % number, {resource: request["count"]}))
+        add(pool, "requests[%d]" % number, {request_resource(request, pool_models(pools[pool])): request["count"]})
+    return waiting, pending, named
 
-    answer_nodes, answer_pools, unserved, changes = {}, {}, [], []
-    for pool, nodes in sorted(pools.items()):
-        plan = plan_pool(nodes, pending[pool], allow_moves, method)
-        bound = pool_bound(nodes, pending[pool], allow_moves, plan.served)
-        demand = pool_demand(nodes, pending[pool])
-        serves = assign_serving(nodes, plan.choices, named[pool], pods_by_node)
-        supply_total = {}
-        for node, choice, (served, taken) in zip(nodes, plan.choices, serves):
-            gives, moved, changed, _free = evaluate(node, choice)
-            for resource, count in gives.items():
-                supply_total[resource] = supply_total.get(resource, 0) + count
-            planned = node.current if choice is None else choice
-            mode, layout, replicas = describe(planned)
-            answer_nodes[node.name] = dict(
-                pool=pool,
-                gpu_model=node.model.name if node.model else None,
-                gpus=len(node.current),
-                change=choice is not None,
-                mode=mode,
-                layout=layout,
-                replicas=replicas,
-                supply=gives,
-                serves=served,
-                takes=taken,
-                pods_to_move=[name for name, _requests in pods_by_node.get(node.name, [])] if moved else [],
-            )
-            if choice is not None:
-                changes.append((node, choice, node.running))
-        for resource, count in sorted(demand.items()):
-            missing = count - min(count, supply_total.get(resource, 0))
-            if missing:
-                unserved.append(
-                    dict(
-                        pool=pool,
-                        resource=resource,
-                        count=missing,
-                        reason=unserved_reason(pool, resource, nodes, allow_moves, mig_blocked),
-                    )
-                )
-        answer_pools[pool] = dict(
-            nodes=len(nodes),
-            gpus=sum(len(node.current) for node in nodes),
-            demand=demand,
-            served=plan.score.served,
-            pods_moved=plan.score.moved,
-            gpus_changed=plan.score.changed,
-            free_slices=plan.score.free,
-            exact=plan.exact,
-            bound=dict(served=bound.served, gpus_changed=bound.changed),
+
+def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked):
+    """One pool's plan, as the answer gives it: (per node, the pool's entry, the unserved, the changes)."""
+    allow_moves = bool(options.get("allow_moves"))
+    plan = plan_pool(nodes, pending, allow_moves, options.get("sharing_method") or TIME_SLICING)
+    bound = pool_bound(nodes, pending, allow_moves, plan.served)
+    demand = pool_demand(nodes, pending)
+    answer_nodes, changes = {}, []
+    for node, choice, (served, taken) in zip(
+        nodes, plan.choices, assign_serving(nodes, plan.choices, named, pods_by_node)
+    ):
+        gives, moved, _changed, _free = evaluate(node, choice)
+        mode, layout, replicas = describe(node.current if choice is None else choice)
+        answer_nodes[node.name] = dict(
+            pool=pool,
+            gpu_model=node.model.name if node.model else None,
+            gpus=len(node.current),
+            change=choice is not None,
+            mode=mode,
+            layout=layout,
+            replicas=replicas,
+            supply=gives,
+            serves=served,
+            takes=taken,
+            pods_to_move=[name for name, _requests in pods_by_node.get(node.name, [])] if moved else [],
         )
-    for entry in waiting:
-        if entry["pool"] is None:
-            unserved.append(
-                dict(
-                    pool=None, resource=", ".join(sorted(entry["requests"])), count=1, reason="no GPU node is selected"
-                )
-            )
-    return dict(
-        nodes=answer_nodes,
-        pools=answer_pools,
-        pending_pods=waiting,
-        unserved=unserved,
-        apply=module_arguments(changes, allow_moves),
-        nodes_to_change=sorted(node.name for node, _choice, _pods in changes),
-        findings=findings,
+        if choice is not None:
+            changes.append((node, choice, node.running))
+    unserved = [
+        dict(
+            pool=pool,
+            resource=resource,
+            count=count - plan.served.get(resource, 0),
+            reason=unserved_reason(pool, resource, nodes, allow_moves, mig_blocked),
+        )
+        for resource, count in sorted(demand.items())
+        if count > plan.served.get(resource, 0)
+    ]
+    entry = dict(
+        nodes=len(nodes),
+        gpus=sum(len(node.current) for node in nodes),
+        demand=demand,
+        served=plan.score.served,
+        pods_moved=plan.score.moved,
+        gpus_changed=plan.score.changed,
+        free_slices=plan.score.free,
+        exact=plan.exact,
+        bound=dict(served=bound.served, gpus_changed=bound.changed),
     )
+    return answer_nodes, entry, unserved, changes
+
+
+def plan_sharing(states, pods, configs, options):
+    """The whole answer. ``states``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold or
+    wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``options``: the module's parameters plus
+    ``mig_allowed`` (False on platforms without MIG), ``mig_strategy`` (the cluster's) and ``single_mig_nodes`` (the
+    nodes running MIG, anywhere in the cluster)."""
+    mig_blocked, finding = _mig_blocked(options)
+    running, pods_by_node = running_by_node(pods, set(state.name for state in states))
+    pools = _supply_pools(
+        states, configs, running, options.get("pool_label"), options.get("mig_allowed", True) and not mig_blocked
+    )
+    waiting, pending, named = _waiting_demand(pods, pools, options)
+    answer = dict(nodes={}, pools={}, pending_pods=waiting, unserved=[], findings=[finding] if finding else [])
+    changes = []
+    for pool, nodes in sorted(pools.items()):
+        pool_nodes, entry, unserved, pool_changes = _answer_pool(
+            pool, nodes, pending[pool], named[pool], pods_by_node, options, mig_blocked
+        )
+        answer["nodes"].update(pool_nodes)
+        answer["pools"][pool] = entry
+        answer["unserved"].extend(unserved)
+        changes.extend(pool_changes)
+    answer["unserved"].extend(
+        dict(pool=None, resource=", ".join(sorted(entry["requests"])), count=1, reason="no GPU node is selected")
+        for entry in waiting
+        if entry["pool"] is None
+    )
+    answer["apply"] = module_arguments(changes, bool(options.get("allow_moves")))
+    answer["nodes_to_change"] = sorted(node.name for node, _choice, _pods in changes)
+    return answer
