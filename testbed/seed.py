@@ -555,8 +555,9 @@ class Writer(object):
             body,
         )[0]
         wait_for(
-            lambda: _established(as_dict(api.read_custom_resource_definition, body["metadata"]["name"])),
-            "CRD %s to be established" % body["metadata"]["name"],
+            lambda: _established(as_dict(api.read_custom_resource_definition, body["metadata"]["name"]))
+            and _served(self.kube.custom, body),
+            "CRD %s to be established and served in discovery" % body["metadata"]["name"],
         )
         return result
 
@@ -740,6 +741,20 @@ def keep_control_plane_annotations(current, body):
 
 def _bind(call, scope):
     return lambda *args, **kwargs: call(*args, **dict(scope, **kwargs))
+
+
+def _served(custom, body):
+    """Whether the API server lists the CRD's resource in its group version's discovery. kube-apiserver sets
+    Established, then serves the version's discovery a moment later (another controller); a client that builds its
+    REST mapping in between, as Helm does right after installing a chart's CRDs, finds no such kind."""
+    spec = body["spec"]
+    try:
+        listed = custom.get_api_resources(spec["group"], spec["versions"][0]["name"])
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        return False
+    return any(resource.name == spec["names"]["plural"] for resource in listed.resources or [])
 
 
 def _established(crd_object):
