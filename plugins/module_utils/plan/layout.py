@@ -124,6 +124,15 @@ def evaluate(node, descriptors):
     return node_supply(descriptors), moved, changed, free
 
 
+def pool_supply(nodes, choices):
+    """{resource: count} the nodes advertise once given ``choices`` (one per node, None: kept as it is)."""
+    supply = {}
+    for node, descriptors in zip(nodes, choices):
+        for resource, count in evaluate(node, descriptors)[0].items():
+            supply[resource] = supply.get(resource, 0) + count
+    return supply
+
+
 def pool_demand(nodes, pending):
     """The pool's demand: the requests waiting (``pending``) and the pods running on its nodes."""
     demand = dict((resource, count) for resource, count in pending.items() if count)
@@ -136,12 +145,10 @@ def pool_demand(nodes, pending):
 def score_of(nodes, choices, pending):
     """The score of one choice per node (the planner's answer, or any other, for the tests to compare)."""
     demand = pool_demand(nodes, pending)
-    supply = {}
+    supply = pool_supply(nodes, choices)
     moved = changed = free = 0
     for node, descriptors in zip(nodes, choices):
-        node_gives, node_moved, node_changed, node_free = evaluate(node, descriptors)
-        for resource, count in node_gives.items():
-            supply[resource] = supply.get(resource, 0) + count
+        _gives, node_moved, node_changed, node_free = evaluate(node, descriptors)
         moved, changed, free = moved + node_moved, changed + node_changed, free + node_free
     served = sum(min(count, supply.get(resource, 0)) for resource, count in demand.items())
     return Score(served, moved, changed, free)
@@ -401,11 +408,9 @@ def _greedy(nodes, demand, allow_moves, method):
     of it per GPU changed (those that move no pod first), a whole class of identical nodes at a time when they all
     serve as much."""
     choices = [None] * len(nodes)
-    supply = {}
+    supply = pool_supply(nodes, choices)
     classes = {}
     for position, node in enumerate(nodes):
-        for resource, count in node.supply.items():
-            supply[resource] = supply.get(resource, 0) + count
         classes.setdefault(_node_class(node), []).append(position)
     while True:
         deficit = dict((r, c - supply.get(r, 0)) for r, c in demand.items() if c > supply.get(r, 0))
@@ -443,10 +448,7 @@ def _greedy(nodes, demand, allow_moves, method):
 def _keep_unneeded_gpus(nodes, demand, choices):
     """The greedy's clean-up: a changed GPU whose change serves nothing the pool needs goes back to its current state
     (the node's other changes, and so its moves, stay)."""
-    supply = {}
-    for node, descriptors in zip(nodes, choices):
-        for resource, count in evaluate(node, descriptors)[0].items():
-            supply[resource] = supply.get(resource, 0) + count
+    supply = pool_supply(nodes, choices)
     result = []
     for node, descriptors in zip(nodes, choices):
         if descriptors is None or UNKNOWN in node.current or descriptors[0][0] in (TIME_SLICING, MPS):
@@ -478,10 +480,7 @@ def plan_pool(nodes, pending, allow_moves=False, method=TIME_SLICING, work_limit
     else:
         choices = _keep_unneeded_gpus(nodes, demand, _greedy(nodes, demand, allow_moves, method))
     choices = [None if descriptors == node.current else descriptors for node, descriptors in zip(nodes, choices)]
-    supply = {}
-    for node, descriptors in zip(nodes, choices):
-        for resource, count in evaluate(node, descriptors)[0].items():
-            supply[resource] = supply.get(resource, 0) + count
+    supply = pool_supply(nodes, choices)
     served = dict((resource, min(count, supply.get(resource, 0))) for resource, count in demand.items())
     return PoolPlan(choices, score_of(nodes, choices, pending), exact, served)
 

@@ -28,6 +28,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     layout_entries,
     resolve_shipped_config,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import parse_mig_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     MPS,
     RESOURCE_GPU_SHARED,
@@ -53,6 +54,11 @@ PLANNED_RESOURCES = (RESOURCE_GPU, RESOURCE_GPU_SHARED)
 
 def is_planned_resource(resource):
     return resource in PLANNED_RESOURCES or resource.startswith(MIG_RESOURCE_PREFIX)
+
+
+def planned_requests(pod):
+    """{resource: count} of what a pod requests that the planner places."""
+    return dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
 
 
 # --- supply ----------------------------------------------------------------------------------------------------
@@ -124,8 +130,7 @@ def pending_gpu_pods(pods):
         spec = pod.get("spec") or {}
         if spec.get("nodeName") or (pod.get("status") or {}).get("phase") not in (None, "Pending"):
             continue
-        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
-        if requests:
+        if planned_requests(pod):
             pending.append(pod)
     return pending
 
@@ -138,7 +143,7 @@ def running_by_node(pods, node_names):
         node = (pod.get("spec") or {}).get("nodeName")
         if node not in node_names or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             continue
-        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
+        requests = planned_requests(pod)
         if not requests:
             continue
         held = running.setdefault(node, {})
@@ -164,7 +169,7 @@ def smallest_profile(model, memory_gib, compute_share):
     GPU's compute slices (no media extension or graphics attribute), or None."""
     fitting = []
     for profile, facts in model.facts.items():
-        if "+" in profile or "-" in profile.split("gb", 1)[-1]:
+        if parse_mig_profile(profile).suffix:
             continue
         if facts["memory_mib"] >= memory_gib * 1024 and facts["slices"] >= compute_share * model.compute_slices:
             fitting.append((facts["slices"], facts["memory_mib"], profile))
@@ -374,7 +379,7 @@ def _pool_of_pod(pod, pool_label, pools, spare):
         return selector[pool_label]
     if len(pools) == 1:
         return next(iter(pools))
-    requests = gpu_requests(pod)
+    requests = planned_requests(pod)
     return max(sorted(pools), key=lambda pool: sum(min(n, spare[pool].get(r, 0)) for r, n in requests.items()))
 
 
@@ -424,7 +429,7 @@ def _waiting_demand(pods, pools, options):
 
     waiting = []
     for pod in pending_gpu_pods(pods) if options.get("read_pods", True) else []:
-        requests = dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r))
+        requests = planned_requests(pod)
         pool = _pool_of_pod(pod, options.get("pool_label"), pools, spare) if pools else None
         metadata = pod["metadata"]
         waiting.append(

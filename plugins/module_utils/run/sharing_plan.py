@@ -35,15 +35,15 @@ def run_gpu_sharing_plan(module):
     states = [state for state in map(NodeGpuState.from_node, nodes) if state.is_gpu_node and state.count]
     pods = kube.list_pods(field_selector=workload_pods_selector(operator.namespace))
     strategy = mig_strategy_of(operator.policy)
-    # The strategy is the whole cluster's: nodes outside the selection count too.
-    everywhere = kube.list_nodes()[0] if strategy == MIG_STRATEGY_SINGLE and params["node_selector"] else nodes
+    everywhere = states
+    if strategy == MIG_STRATEGY_SINGLE and params["node_selector"]:
+        # The strategy is the whole cluster's: nodes outside the selection count too.
+        everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes()[0]) if state.is_gpu_node]
     options = dict(
         params,
         mig_allowed=cloud_without_mig(nodes) is None,
         mig_strategy=strategy,
-        single_mig_nodes=sorted(
-            state.name for state in map(NodeGpuState.from_node, everywhere) if state.is_gpu_node and state.mig_enabled
-        ),
+        single_mig_nodes=sorted(state.name for state in everywhere if state.mig_enabled),
     )
     answer = plan_sharing(states, pods, configs, options)
     answer.update(changed=False, namespace=operator.namespace)
