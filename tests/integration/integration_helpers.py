@@ -9,7 +9,8 @@
   task's result, exactly as a playbook would register it (for what needs the controller: ``no_log`` in the
   output, the installed collection's files, concurrent runs).
 - ``AuditWindow``: the requests the API server audited while a block ran (``audit.log``).
-- ``wait_for_object``: LIST then WATCH until an object satisfies a predicate (never a fixed sleep).
+- ``wait_for_object``, ``wait_for_objects``: LIST then WATCH until an object, or the whole list, satisfies a
+  predicate (never a fixed sleep).
 
 Nothing here fakes or intercepts the API: modules talk to the real kube-apiserver of the test cluster.
 """
@@ -574,16 +575,13 @@ def describe(event):
 # --- waiting ----------------------------------------------------------------------------------
 
 
-def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
-    """The first object from ``list_call`` (a LIST, then a WATCH from its resourceVersion) for which
-    ``predicate(obj)`` holds, as a dict. Raises AssertionError naming the last object seen on timeout."""
-    deadline = time.monotonic() + timeout
+def _listed_then_watched(list_call, deadline, what, *args, **kwargs):
+    """``(type, object)`` pairs: ``("ADDED", item)`` for each item of a LIST, then ``("LISTED", None)``, then the
+    events of WATCHes from the list's resourceVersion until ``deadline``."""
     listed = json.loads(list_call(*args, _preload_content=False, **kwargs).data)
-    last = None
     for item in listed["items"]:
-        last = item
-        if predicate(item):
-            return item
+        yield "ADDED", item
+    yield "LISTED", None
     resource_version = listed["metadata"]["resourceVersion"]
     while time.monotonic() < deadline:
         response = list_call(
@@ -603,16 +601,42 @@ def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
                 if event["type"] == "ERROR":
                     raise AssertionError("watch for %s failed: %s" % (what, event["object"].get("message")))
                 resource_version = event["object"]["metadata"].get("resourceVersion", resource_version)
-                if event["type"] in ("ADDED", "MODIFIED"):
-                    last = event["object"]
-                    if predicate(last):
-                        return last
+                yield event["type"], event["object"]
         finally:
             response.release_conn()
+
+
+def wait_for_object(list_call, predicate, what, *args, timeout=60, **kwargs):
+    """The first object from ``list_call`` (a LIST, then a WATCH from its resourceVersion) for which
+    ``predicate(obj)`` holds, as a dict. Raises AssertionError naming the last object seen on timeout."""
+    last = None
+    for kind, obj in _listed_then_watched(list_call, time.monotonic() + timeout, what, *args, **kwargs):
+        if kind in ("ADDED", "MODIFIED"):
+            last = obj
+            if predicate(obj):
+                return obj
     raise AssertionError(
         "timed out after %ss waiting for %s; last seen: %s"
         % (timeout, what, json.dumps(_brief(last), indent=1, sort_keys=True))
     )
+
+
+def wait_for_objects(list_call, predicate, what, *args, timeout=60, **kwargs):
+    """Wait until ``predicate(objects)`` holds for the whole list ``list_call`` returns (a LIST, then WATCH events
+    applied to it), and return that list. ``predicate`` returns None when it holds, else what is still wrong,
+    which the AssertionError on timeout says."""
+    objects, listed, wrong = {}, False, "nothing listed"
+    for kind, obj in _listed_then_watched(list_call, time.monotonic() + timeout, what, *args, **kwargs):
+        if kind in ("ADDED", "MODIFIED"):
+            objects[obj["metadata"]["uid"]] = obj
+        elif kind == "DELETED":
+            objects.pop(obj["metadata"]["uid"], None)
+        listed = listed or kind == "LISTED"
+        if listed and kind != "BOOKMARK":
+            wrong = predicate(list(objects.values()))
+            if wrong is None:
+                return list(objects.values())
+    raise AssertionError("timed out after %ss waiting for %s; still: %s" % (timeout, what, wrong))
 
 
 def _brief(obj):

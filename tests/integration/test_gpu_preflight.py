@@ -14,6 +14,7 @@ from integration_helpers import (
     MERGE_PATCH,
     ONE_PROFILE,
     wait_for_object,
+    wait_for_objects,
 )
 from kubernetes import client
 from workloads import gpu_pod
@@ -30,25 +31,63 @@ def nfd_worker(profile):
 
 
 def wait_for_operands(api_client, profile):
-    """Every operand DaemonSet (and NFD's worker) has a ready pod on every node it selects."""
-    apps = client.AppsV1Api(api_client)
+    """Every operand DaemonSet (and NFD's worker) has rolled out and has a ready pod on every GPU node it selects.
 
-    def settled(daemonset):
+    A DaemonSet's status alone can be stale: the controller writes it from its cache in the same sync that deletes
+    a pod (a rollout after the reset put the seeded template back), and a node's labels can change after its last
+    sync. So the rollout is judged as ``kubectl rollout status`` judges it, and the pods are then read themselves.
+    """
+    apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
+
+    def rolled_out(daemonset):
         status = daemonset.get("status") or {}
+        desired = status.get("desiredNumberScheduled", -1)
         return (
             status.get("observedGeneration") == daemonset["metadata"].get("generation")
-            and status.get("numberReady", 0) == status.get("desiredNumberScheduled", -1)
+            and status.get("updatedNumberScheduled", 0) == desired
+            and status.get("numberAvailable", 0) == desired
             and status.get("numberMisscheduled", 0) == 0
         )
 
+    gpu_nodes = set(name for name, pool in seed.fleet(profile) if pool.product)
+    node_labels = dict(
+        (node.metadata.name, node.metadata.labels or {})
+        for node in core.list_node().items
+        if node.metadata.name in gpu_nodes
+    )
     names = [(profile.operator_namespace, name) for name in seed.OPERAND_DAEMONSETS] + [nfd_worker(profile)]
     for namespace, name in names:
-        wait_for_object(
+        daemonset = wait_for_object(
             apps.list_namespaced_daemon_set,
-            settled,
-            "DaemonSet %s/%s ready" % (namespace, name),
+            rolled_out,
+            "DaemonSet %s/%s rolled out" % (namespace, name),
             namespace,
             field_selector="metadata.name=" + name,
+            timeout=120,
+        )
+        selector = daemonset["spec"]["template"]["spec"].get("nodeSelector") or {}
+        selected = set(
+            node for node, labels in node_labels.items() if all(labels.get(k) == v for k, v in selector.items())
+        )
+
+        def nodes_without_a_ready_pod(pods, uid=daemonset["metadata"]["uid"], selected=selected):
+            ready = set(
+                pod["spec"].get("nodeName")
+                for pod in pods
+                if any(owner.get("uid") == uid for owner in pod["metadata"].get("ownerReferences") or [])
+                and not pod["metadata"].get("deletionTimestamp")
+                and any(
+                    c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (pod.get("status") or {}).get("conditions") or []
+                )
+            )
+            return sorted(selected - ready) or None
+
+        wait_for_objects(
+            core.list_namespaced_pod,
+            nodes_without_a_ready_pod,
+            "a ready pod of DaemonSet %s/%s on every GPU node it selects" % (namespace, name),
+            namespace,
             timeout=120,
         )
 
