@@ -29,7 +29,7 @@ RBAC_ROLES = (
         (
             "core nodes: list watch",
             "core pods: list watch",
-            "core events: list",
+            "core events: list watch",
             "core namespaces: get",
             "core resourcequotas: get list",
             "apps daemonsets: get list watch",

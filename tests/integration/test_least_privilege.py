@@ -267,6 +267,21 @@ def test_the_sharing_modules_run_with_the_sharing_roles(cluster, accounts, audit
     assert resources == {"configmaps", "clusterpolicies", "nodes", "daemonsets"}
 
 
+def test_a_failed_mig_change_is_explained_with_the_sharing_roles(cluster, kube, accounts, audit_writes):
+    """mig-manager's reason for a failed change is in its MigConfigFailed Event, which the viewer role lets the
+    module LIST, and watch when the Event comes just after the node's failed label (as the simulator writes them)."""
+    kube.annotate_node("gpu-a100-1", {"sim.gpushare.k8s/mig-fail": "nvidia-smi: insufficient resources"})
+    change = module(
+        "gpu_mig_config",
+        {"strategy": "mixed", "config": "all-1g.5gb", "nodes": {"names": ["gpu-a100-1"]}, "wait_timeout": 120},
+    )
+    with audit_writes() as audit:
+        [(_name, result)] = play(cluster, [change], env=accounts["gpushare-lp-sharing"])
+    assert result["failed"] and result["details"]["failed"].keys() == {"gpu-a100-1"}, result
+    assert "Failed to apply MIG configuration 'all-1g.5gb': nvidia-smi: insufficient resources" in result["msg"]
+    assert refusals(audit, "gpushare-lp-sharing") == []
+
+
 def test_the_readiness_modules_run_with_the_readiness_roles(cluster, api_client, accounts, audit_writes, namespace):
     env = accounts["gpushare-lp-readiness"]
     # Kubernetes 1.20 admits pods in a namespace once its default ServiceAccount has its token.

@@ -51,6 +51,11 @@ def _path(*segments):
     return "/" + "/".join(quote(str(segment), safe="") for segment in segments)
 
 
+def _involving(kind, name):
+    """The field selector of the Events about one object."""
+    return "involvedObject.kind=%s,involvedObject.name=%s" % (kind, name)
+
+
 def _core(namespace, plural, *rest):
     """The path of a core (v1) resource in a namespace, or of one object of it and its subresource."""
     return _path("api", "v1", "namespaces", namespace, plural, *rest)
@@ -296,8 +301,18 @@ class KubeApi(object):
 
     @api_call("list events of {kind} {name}")
     def list_events(self, kind, name):
-        selector = "involvedObject.kind=%s,involvedObject.name=%s" % (kind, name)
-        return self._list(_path("api", "v1", "events"), fieldSelector=selector)["items"]
+        """The Events about one object and the list's resourceVersion, for a watch."""
+        body = self._list(_path("api", "v1", "events"), fieldSelector=_involving(kind, name))
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_events(self, kind, name, resource_version, timeout_seconds):
+        return self._watch(
+            _path("api", "v1", "events"),
+            resource_version,
+            timeout_seconds,
+            "watch events of %s %s" % (kind, name),
+            fieldSelector=_involving(kind, name),
+        )
 
     # --- config maps -----------------------------------------------------------------------
     @api_call("read ConfigMap {namespace}/{name}")

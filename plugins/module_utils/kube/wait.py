@@ -119,7 +119,6 @@ def wait_for_objects(
     policy = policy or DEFAULT_POLICY
     deadline = time.monotonic() + timeout
     latest, unmet, failed = {}, {}, {}
-    drops = []  # the WatchDropped errors since a watch last brought an event
 
     def observe(obj):
         name = key(obj)
@@ -151,44 +150,97 @@ def wait_for_objects(
             vanish(name)
         return resource_version
 
+    def event(event_type, obj):
+        if key(obj) not in expectations:
+            return
+        if event_type != "DELETED":
+            observe(obj)
+        elif absent_ok:
+            vanish(key(obj))
+        else:
+            raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, key(obj), what))
+
     # A LIST the caller made before writing serves as well as a new one: the watch from its
     # resourceVersion delivers every change made since, the caller's own writes included.
     resource_version = relist(listed)
     missing = sorted(set(expectations) - set(latest))
     if missing and not absent_ok:
         raise GpuShareError("Cannot wait for %s: %s(s) %s do not exist." % (what, kind, ", ".join(missing)))
+    drops = _follow(watch_objects, relist, event, lambda: not unmet, resource_version, deadline, policy)
+    if unmet:
+        raise GpuShareError(
+            "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s%s"
+            % (
+                timeout,
+                what,
+                len(unmet),
+                kind,
+                _listing(unmet),
+                "; and failed: %s" % _listing(failed) if failed else "",
+                "; the watch dropped %d time(s) in a row, last: %s" % (len(drops), drops[-1].msg) if drops else "",
+            ),
+            details={"unmet": unmet, "failed": failed},
+        )
+    if failed:
+        raise GpuShareError(
+            "%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)),
+            details={"failed": failed},
+        )
+    return latest
 
-    while unmet:
+
+def wait_for_events(kube, kind, name, found, timeout):
+    """The Events about object ``kind``/``name`` once ``found(events)`` is true, or those there are when
+    ``timeout`` passes: an Event is evidence that may come late or never, so the timeout is no error."""
+    events = {}
+
+    def relist():
+        items, resource_version = kube.list_events(kind, name)
+        events.clear()
+        events.update((item["metadata"]["uid"], item) for item in items)
+        return resource_version
+
+    def event(event_type, obj):
+        if event_type == "DELETED":
+            events.pop(obj["metadata"]["uid"], None)
+        else:
+            events[obj["metadata"]["uid"]] = obj
+
+    _follow(
+        lambda resource_version, seconds: kube.watch_events(kind, name, resource_version, seconds),
+        relist,
+        event,
+        lambda: found(list(events.values())),
+        relist(),
+        time.monotonic() + timeout,
+        _policy(kube) or DEFAULT_POLICY,
+    )
+    return list(events.values())
+
+
+def _follow(watch_objects, relist, event, settled, resource_version, deadline, policy):
+    """Watch from ``resource_version``, handing each event but bookmarks to ``event(type, obj)``, until
+    ``settled()`` or ``deadline``; returns the WatchDropped errors since a watch last brought an event.
+
+    A watch that ends is started again from the last resourceVersion seen; one that expired (410) or
+    dropped (WatchDropped) from a fresh ``relist()`` (which returns its resourceVersion), a dropping one
+    after ``policy.backoff`` (kube/retry.py), never past the deadline.
+    """
+    drops = []
+    while not settled():
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise GpuShareError(
-                "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s%s"
-                % (
-                    timeout,
-                    what,
-                    len(unmet),
-                    kind,
-                    _listing(unmet),
-                    "; and failed: %s" % _listing(failed) if failed else "",
-                    "; the watch dropped %d time(s) in a row, last: %s" % (len(drops), drops[-1].msg) if drops else "",
-                ),
-                details={"unmet": unmet, "failed": failed},
-            )
+            break
         try:
             for event_type, obj in watch_objects(resource_version, remaining):
                 del drops[:]
                 resource_version = obj["metadata"].get("resourceVersion", resource_version)
-                if event_type == "BOOKMARK" or key(obj) not in expectations:
+                if event_type == "BOOKMARK":
                     continue
-                if event_type == "DELETED":
-                    if not absent_ok:
-                        raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, key(obj), what))
-                    vanish(key(obj))
-                else:
-                    observe(obj)
-                if not unmet:
+                event(event_type, obj)
+                if settled():
                     break
-            # The watch ended (the server's timeout) or every object is met: go on from here.
+            # The watch ended (the server's timeout) or the wait is over: go on from here.
         except WatchDropped as exc:
             # Connection reset, stream cut or ended early: nothing says what was missed, so LIST
             # again; back off first when it keeps happening, never past the deadline.
@@ -201,12 +253,7 @@ def wait_for_objects(
                 raise
             # The watch window expired: start again from a fresh LIST.
             resource_version = relist()
-    if failed:
-        raise GpuShareError(
-            "%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)),
-            details={"failed": failed},
-        )
-    return latest
+    return drops
 
 
 def wait_for_node_expectations(kube, plan, timeout, what, listed=None):

@@ -8,9 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
-
-from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import Failed, wait_for_nodes
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import Failed, wait_for_events, wait_for_nodes
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import mig_manager_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigExpectation, plan_mig
 
@@ -18,21 +16,20 @@ MIG_CONFIG_FAILED = "MigConfigFailed"
 
 # mig-manager may record its Event just after setting the state label.
 EVENT_GRACE_SECONDS = 5
-EVENT_POLL_SECONDS = 0.5
 
 
 def failure_reason(kube, node_name, config_name):
     """The message of the node's latest MigConfigFailed Event about ``config_name``, which is where the
-    cluster says why. The Event may be recorded a moment after the state label: looked for a few seconds."""
-    deadline = time.monotonic() + EVENT_GRACE_SECONDS
-    while True:
-        events = [
-            event for event in kube.list_events(kind="Node", name=node_name) if event.get("reason") == MIG_CONFIG_FAILED
-        ]
-        about = [event for event in events if config_name in (event.get("message") or "")]
-        if about or time.monotonic() >= deadline:
-            break
-        time.sleep(EVENT_POLL_SECONDS)
+    cluster says why. The Event may be recorded a moment after the state label: watched for a few seconds."""
+
+    def failures(events):
+        return [event for event in events if event.get("reason") == MIG_CONFIG_FAILED]
+
+    def about_config(events):
+        return [event for event in failures(events) if config_name in (event.get("message") or "")]
+
+    events = failures(wait_for_events(kube, "Node", node_name, about_config, EVENT_GRACE_SECONDS))
+    about = about_config(events)
     if not (about or events):
         return (
             "mig-manager set nvidia.com/mig.config.state=failed (no %s event: see the nvidia-mig-manager pod's log)"

@@ -15,7 +15,7 @@ from k8s_objects import cpu_node, t4_node, t4_time_sliced
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, WatchDropped
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube import wait as wait_module
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
-from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_objects
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_events, wait_for_objects
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation
 
@@ -339,3 +339,82 @@ def test_other_errors_while_relisting_propagate(monkeypatch):
     with pytest.raises(GpuShareError) as error:
         run(api, {"t4-a": SHARED_X4})
     assert error.value is forbidden
+
+
+# --- an object's Events: wait_for_events ---------------------------------------------------------
+
+
+def node_event(uid, reason, message, resource_version):
+    return {
+        "metadata": {"uid": uid, "name": "gpu-a.%s" % uid, "resourceVersion": str(resource_version)},
+        "involvedObject": {"kind": "Node", "name": "gpu-a"},
+        "reason": reason,
+        "message": message,
+    }
+
+
+class FakeEventsApi(FakeApi):
+    """The Kube calls wait_for_events makes, over FakeApi's LIST answers and watch streams."""
+
+    def list_events(self, kind, name):
+        assert (kind, name) == ("Node", "gpu-a")
+        return self.list_objects()
+
+    def watch_events(self, kind, name, resource_version, seconds):
+        assert (kind, name) == ("Node", "gpu-a")
+        return self.watch_objects(resource_version, seconds)
+
+
+def failed_about(config):
+    return lambda events: [e for e in events if e["reason"] == "MigConfigFailed" and config in e["message"]]
+
+
+def test_events_already_listed_end_the_wait_at_once():
+    failed = node_event("1", "MigConfigFailed", "all-1g.10gb: In use by another client", 7)
+    api = FakeEventsApi([([node_event("0", "Rebooted", "", 5), failed], "9")])
+    assert wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5) == [
+        node_event("0", "Rebooted", "", 5),
+        failed,
+    ]
+    assert api.watch_calls == []
+
+
+def test_an_event_recorded_after_the_list_is_watched_for():
+    api = FakeEventsApi(
+        [([], "10")],
+        [
+            [
+                ("ADDED", node_event("1", "MigConfigFailed", "all-3g.40gb: not found", 11)),  # another config
+                ("BOOKMARK", bookmark(12)),
+                ("ADDED", node_event("2", "MigConfigFailed", "all-1g.10gb: In use by another client", 13)),
+                ("ADDED", node_event("3", "MigConfigFailed", "never read", 14)),
+            ]
+        ],
+    )
+    events = wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5)
+    assert [e["metadata"]["uid"] for e in events] == ["1", "2"]
+    assert [call[0] for call in api.watch_calls] == ["10"] and 0 < api.watch_calls[0][1] <= 5
+
+
+def test_no_event_within_the_timeout_is_no_error(monkeypatch):
+    clock = FakeClock(1000.0)
+    monkeypatch.setattr(wait_module, "time", clock)
+
+    class Api(FakeEventsApi):
+        def watch_events(self, kind, name, resource_version, seconds):
+            self.watch_calls.append((resource_version, seconds))
+            clock.now += seconds  # the server kept the watch open for all of it
+            return iter([("DELETED", node_event("0", "Rebooted", "", 6))])
+
+    api = Api([([node_event("0", "Rebooted", "", 5)], "5")])
+    assert wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5) == []
+    assert api.watch_calls == [("5", 5.0)]
+
+
+def test_a_dropped_event_watch_relists(monkeypatch):
+    clock = FakeClock(1000.0)
+    monkeypatch.setattr(wait_module, "time", clock)
+    failed = node_event("1", "MigConfigFailed", "all-1g.10gb: In use by another client", 150)
+    api = FakeEventsApi([([], "100"), ([failed], "200")], [[dropped()]])
+    assert wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5) == [failed]
+    assert api.list_calls == 2
