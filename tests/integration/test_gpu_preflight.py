@@ -56,6 +56,7 @@ def wait_for_operands(api_client, profile):
         if node.metadata.name in gpu_nodes
     )
     names = [(profile.operator_namespace, name) for name in seed.OPERAND_DAEMONSETS] + [nfd_worker(profile)]
+    selecting = {}  # namespace -> {DaemonSet uid: (name, the GPU nodes its nodeSelector selects)}
     for namespace, name in names:
         daemonset = wait_for_object(
             apps.list_namespaced_daemon_set,
@@ -66,30 +67,42 @@ def wait_for_operands(api_client, profile):
             timeout=120,
         )
         selector = daemonset["spec"]["template"]["spec"].get("nodeSelector") or {}
-        selected = set(
-            node for node, labels in node_labels.items() if all(labels.get(k) == v for k, v in selector.items())
+        selecting.setdefault(namespace, {})[daemonset["metadata"]["uid"]] = (
+            name,
+            set(node for node, labels in node_labels.items() if all(labels.get(k) == v for k, v in selector.items())),
         )
-
-        def nodes_without_a_ready_pod(pods, uid=daemonset["metadata"]["uid"], selected=selected):
-            ready = set(
-                pod["spec"].get("nodeName")
-                for pod in pods
-                if any(owner.get("uid") == uid for owner in pod["metadata"].get("ownerReferences") or [])
-                and not pod["metadata"].get("deletionTimestamp")
-                and any(
-                    c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (pod.get("status") or {}).get("conditions") or []
-                )
-            )
-            return sorted(selected - ready) or None
-
+    for namespace, daemonsets in selecting.items():
         wait_for_objects(
             core.list_namespaced_pod,
-            nodes_without_a_ready_pod,
-            "a ready pod of DaemonSet %s/%s on every GPU node it selects" % (namespace, name),
+            nodes_without_a_ready_pod(daemonsets),
+            "a ready pod of each DaemonSet of %s on every GPU node it selects" % namespace,
             namespace,
             timeout=120,
         )
+
+
+def nodes_without_a_ready_pod(daemonsets):
+    """For wait_for_objects over a namespace's pods: {DaemonSet name: [selected nodes without a ready pod of it]},
+    None when there is none; ``daemonsets``: {uid: (name, the nodes it selects)}."""
+
+    def missing(pods):
+        ready = set(
+            (owner.get("uid"), pod["spec"].get("nodeName"))
+            for pod in pods
+            if not pod["metadata"].get("deletionTimestamp")
+            and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (pod.get("status") or {}).get("conditions") or []
+            )
+            for owner in pod["metadata"].get("ownerReferences") or []
+        )
+        without = dict(
+            (name, sorted(node for node in nodes if (uid, node) not in ready))
+            for uid, (name, nodes) in daemonsets.items()
+        )
+        return dict((name, nodes) for name, nodes in without.items() if nodes) or None
+
+    return missing
 
 
 def preflight(run_module, audit_writes=None, **args):

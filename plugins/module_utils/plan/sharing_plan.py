@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import hashlib
 import json
+from collections import deque
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
@@ -254,7 +255,7 @@ def assign_serving(nodes, choices, waiting, pods_by_node):
 
     def enqueue(name, requests):
         for resource, count in sorted(requests.items()):
-            queues.setdefault(resource, []).append([name, count])
+            queues.setdefault(resource, deque()).append([name, count])
 
     for name, requests in waiting:
         enqueue(name, requests)
@@ -275,7 +276,7 @@ def assign_serving(nodes, choices, waiting, pods_by_node):
     for kept, gives in kept_and_free:
         served, taken = dict(kept), []
         for resource, count in sorted(gives.items()):
-            queue = queues.get(resource, [])
+            queue = queues.get(resource, ())
             while count > 0 and queue:
                 name, wanted = queue[0]
                 share = min(count, wanted)
@@ -284,7 +285,7 @@ def assign_serving(nodes, choices, waiting, pods_by_node):
                 if name not in taken:
                     taken.append(name)
                 if share == wanted:
-                    queue.pop(0)
+                    queue.popleft()
                 else:
                     queue[0][1] -= share
         result.append((dict((r, n) for r, n in served.items() if n), taken))
