@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
 """Benchmark the layout planner (gpu_sharing_plan's search) at scale, with no cluster:
 
-    benchmarks/bench_planner.py [--nodes 1000] [--requests 10000] [--seed 22] [--out benchmarks/results]
+    benchmarks/bench_planner.py [--nodes 1000] [--seed 28] [--baseline 4e48f42] [--out benchmarks/results] [--readme]
 
-A fleet of ``--nodes`` GPU nodes of 8 GPUs, in three pools by model (A100 80GB, H100 80GB HBM3, H200 141GB), each node
+A fleet of ``--nodes`` GPU nodes of 8 GPUs in three pools by model (A100 80GB, H100 80GB HBM3, H200 141GB), each node
 whole, time-sliced by 4 or partitioned (NVIDIA's balanced layout, or seven 1g instances per GPU), about half of them
-running pods; then pending requests (MIG profiles of each pool's model and nvidia.com/gpu) up to ``--requests`` in
-all, running pods included. Every pool is planned as gpu_sharing_plan plans it, and the answer is compared with the
-bound ``plan/layout.pool_bound`` computes (a relaxation: served <= what the GPUs that may change could add; GPUs
-changed >= what the MIG instances the nodes lack need in compute and memory slices, 7 and 8 per GPU, plus 1 when
-nvidia.com/gpu is short); pods moved >= 0.
+running pods. The pending demand (MIG profiles of each pool's model and whole GPUs) is 0.5, 1, 2 and 5 times what the
+fleet can hold (its GPUs' compute slices, 7 per GPU, over the demand's mean slices per request, a whole GPU counting
+7), planned with and without moves.
+
+For each scenario: what the plan serves, moves and changes, whether the solver proved it, the solver's bounds, the
+CPU seconds (HiGHS on one thread) and the process's peak memory; beside it, what the planner before issue 28 (a DP
+up to 6 million steps, a greedy above) gave, loaded from git at ``--baseline`` (the greedy is no longer in the tree).
 
 Writes ``planner.json`` and ``planner.md``; with ``--readme`` the table also replaces the one in README.md (between
 the planner-bench markers). A measuring script, not a test: it asserts nothing.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import random
 import resource
+import subprocess
 import sys
 import time
 
@@ -38,15 +42,18 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import ( 
     Node,
     mig_gpu,
     node_supply,
-    plan_pool,
-    pool_bound,
     shared_gpu,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import plan_pool  # noqa: E402
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 POOLS = (("a100", "A100 80GB"), ("h100", "H100 80GB HBM3"), ("h200", "H200 141GB"))
 GPUS_PER_NODE = 8
 MARKERS = ("<!-- planner-bench:start -->", "<!-- planner-bench:end -->")
+# The demand's mix in percent: 1g, 2g, 3g, 4g, 7g instances of the pool's model, and whole GPUs (nvidia.com/gpu).
+MIX = (35, 20, 20, 10, 5, 10)
+LOADS = (0.5, 1, 2, 5)
+BASELINE = "4e48f42"
 
 
 def current_state(rng, model):
@@ -60,130 +67,123 @@ def current_state(rng, model):
     return (mig_gpu(layout),) * GPUS_PER_NODE
 
 
-def build_fleet(nodes_count, requests, seed, busy, mix):
-    """(pools: name -> nodes, pending: name -> {resource: count}, running pods); ``busy``: the share of nodes running
-    pods; ``mix``: the pending requests' shares in percent of 1g, 2g, 3g, 7g instances and nvidia.com/gpu."""
+def profiles_by_size(model):
+    """Per kind of the mix (1g, 2g, 3g, 4g, 7g) the model's profiles of that many compute slices (no attribute)."""
+    kinds = {}
+    for profile in model.profiles:
+        if "+" not in profile:
+            kinds.setdefault(model.facts[profile]["slices"], []).append(profile)
+    return [sorted(kinds.get(slices, [])) for slices in (1, 2, 3, 4, 7)]
+
+
+def build_fleet(nodes_count, load, seed):
+    """(pools: name -> nodes, pending: name -> {resource: count}): the nodes (half of them running pods), and a
+    pending demand of ``load`` times what each pool can hold."""
     rng = random.Random(seed)
     pools = dict((name, []) for name, _model in POOLS)
-    running_total = 0
     for index in range(nodes_count):
         pool, model_name = POOLS[index % len(POOLS)]
         model = MODELS[model_name]
         current = current_state(rng, model)
         supply = node_supply(current)
         running = {}
-        if rng.random() < busy:
+        if rng.random() < 0.5:
             for resource_name, count in supply.items():
                 used = rng.randint(0, count // 2)
                 if used:
                     running[resource_name] = used
-        running_total += sum(running.values())
         pools[pool].append(Node("%s-%04d" % (pool, index), pool, model, current, supply, running, True, 48))
-    pending = dict((name, {}) for name, _model in POOLS)
-    wanted = max(0, requests - running_total)
-    for number in range(wanted):
-        pool, model_name = POOLS[number % len(POOLS)]
+    pending = {}
+    mean_slices = sum(share * slices for share, slices in zip(MIX, (1, 2, 3, 4, 7, 7))) / 100.0
+    for pool, model_name in POOLS:
         model = MODELS[model_name]
-        by_size = sorted(
-            (p for p in model.profiles if "+" not in p),
-            key=lambda p: (model.facts[p]["slices"], model.facts[p]["memory_slices"]),
-        )
-        # The mix, in percent: (1g, 2g, 3g, 7g, a whole or shared GPU).
-        weights = dict(zip((by_size[0], "2g", "3g", "7g", RESOURCE_GPU), mix))
-        roll = rng.random() * 100
-        for kind, weight in weights.items():
-            if roll < weight:
-                break
-            roll -= weight
-        if kind == RESOURCE_GPU:
-            resource_name = RESOURCE_GPU
-        else:
-            choices = [p for p in by_size if p == kind or p.startswith(kind + ".")]
-            resource_name = mig_resource_name(rng.choice(choices))
-        pending[pool][resource_name] = pending[pool].get(resource_name, 0) + 1
-    return pools, pending, running_total
+        kinds = profiles_by_size(model) + [[None]]
+        holds = 7 * GPUS_PER_NODE * len(pools[pool]) / mean_slices
+        wanted = int(round(load * holds)) - sum(sum(node.running.values()) for node in pools[pool])
+        pending[pool] = {}
+        for _number in range(max(0, wanted)):
+            roll = rng.random() * 100
+            for share, profiles in zip(MIX, kinds):
+                if roll < share and profiles:
+                    break
+                roll -= share
+            profile = rng.choice(profiles)
+            resource_name = RESOURCE_GPU if profile is None else mig_resource_name(profile)
+            pending[pool][resource_name] = pending[pool].get(resource_name, 0) + 1
+    return pools, pending
 
 
-SMALL_SLICES = (40, 20, 15, 5, 20)
-LARGE_SLICES = (5, 10, 40, 30, 15)
-# (what the fleet and demand look like, the share of nodes running pods, the demand's mix, whether pods may move)
-SCENARIOS = (
-    ("half the nodes busy, small slices", 0.5, SMALL_SLICES, False),
-    ("nine in ten busy, small slices", 0.9, SMALL_SLICES, False),
-    ("half busy, large slices", 0.5, LARGE_SLICES, False),
-    ("nine in ten busy, large slices", 0.9, LARGE_SLICES, False),
-    ("nine in ten busy, large slices, moves allowed", 0.9, LARGE_SLICES, True),
-)
+def load_baseline(commit):
+    """plan/layout.py as it was at ``commit`` (the DP and the greedy), as a module of its own."""
+    source = subprocess.check_output(["git", "-C", REPO, "show", "%s:plugins/module_utils/plan/layout.py" % commit])
+    spec = importlib.util.spec_from_loader("baseline_layout", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(compile(source, "baseline_layout.py", "exec"), module.__dict__)
+    return module
 
 
-def measure(nodes_count, requests, seed, busy, mix, allow_moves):
-    """One scenario: per pool and in all, what the plan serves, moves and changes, the bound, and the CPU time."""
-    pools, pending, running = build_fleet(nodes_count, requests, seed, busy, mix)
-    rows = []
-    totals = dict(
-        served=0, served_bound=0, demand=0, moved=0, changed=0, changed_bound=0, gpus=0, seconds=0.0, exact=True
-    )
+def run_planner(planner, pools, pending, allow_moves):
+    totals = dict(served=0, demand=0, moved=0, changed=0, seconds=0.0, wall=0.0, exact=True, bound=None)
+    bounds = []
     for name, nodes in sorted(pools.items()):
-        started = time.process_time()
-        plan = plan_pool(nodes, pending[name], allow_moves)
-        seconds = time.process_time() - started
-        bound = pool_bound(nodes, pending[name], allow_moves, plan.served)
-        row = dict(
-            pool=name,
-            gpus=len(nodes) * GPUS_PER_NODE,
-            demand=sum(sum(n.running.values()) for n in nodes) + sum(pending[name].values()),
-            served=plan.score.served,
-            served_bound=bound.served,
-            moved=plan.score.moved,
-            changed=plan.score.changed,
-            changed_bound=bound.changed,
-            exact=plan.exact,
-            seconds=seconds,
-        )
-        rows.append(row)
-        for field in ("served", "served_bound", "demand", "moved", "changed", "changed_bound", "gpus", "seconds"):
-            totals[field] += row[field]
+        started, wall = time.process_time(), time.monotonic()
+        plan = planner(nodes, pending[name], allow_moves)
+        totals["seconds"] += time.process_time() - started
+        totals["wall"] += time.monotonic() - wall
+        totals["served"] += plan.score.served
+        totals["moved"] += plan.score.moved
+        totals["changed"] += plan.score.changed
+        totals["demand"] += sum(sum(n.running.values()) for n in nodes) + sum(pending[name].values())
         totals["exact"] = totals["exact"] and plan.exact
-    totals["running"] = running
-    return rows, totals
+        bounds.append(getattr(plan, "bound", None))
+    if all(bounds):
+        totals["bound"] = dict(
+            (field, None if any(b[field] is None for b in bounds) else int(sum(b[field] for b in bounds)))
+            for field in ("served", "pods_moved", "gpus_changed")
+        )
+    return totals
 
 
-def table(results, nodes_count, requests):
+def scenarios():
+    for load in LOADS:
+        for allow_moves in (False, True):
+            yield load, allow_moves
+
+
+def table(rows, nodes_count, peak_mib):
     lines = [
-        "%d GPU nodes x %d GPUs (A100 80GB, H100 80GB HBM3, H200 141GB: three pools), %d requests, running pods "
-        "included; %s, Python %s, one core of %s"
-        % (
-            nodes_count,
-            GPUS_PER_NODE,
-            requests,
-            time.strftime("%Y-%m-%d"),
-            platform.python_version(),
-            platform.machine(),
-        ),
+        "%d GPU nodes x %d GPUs in three pools (A100 80GB, H100 80GB HBM3, H200 141GB), half running pods; demand 0.5 "
+        "to 5 times what the fleet holds; %s, Python %s, one core of %s"
+        % (nodes_count, GPUS_PER_NODE, time.strftime("%Y-%m-%d"), platform.python_version(), platform.machine()),
         "",
-        "| fleet | served | bound on served | pods moved | GPUs changed | bound on GPUs changed | CPU s |",
-        "|---|---|---|---|---|---|---|",
+        "| demand | moves | requests | served (bound) | pods moved | GPUs changed (bound) | proven | CPU s "
+        "| before: served, moved, changed, CPU s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, totals in results:
+    for row in rows:
+        new, old = row["new"], row["old"]
+        bound = new["bound"] or {}
         lines.append(
-            "| %s | %d | %d | %d | %d | %d | %.2f |"
+            "| %sx | %s | %d | %d (%s) | %d | %d (%s) | %s | %.2f | %s |"
             % (
-                name,
-                totals["served"],
-                totals["served_bound"],
-                totals["moved"],
-                totals["changed"],
-                totals["changed_bound"],
-                totals["seconds"],
+                row["load"],
+                "yes" if row["allow_moves"] else "no",
+                new["demand"],
+                new["served"],
+                bound.get("served"),
+                new["moved"],
+                new["changed"],
+                bound.get("gpus_changed"),
+                "yes" if new["exact"] else "no",
+                new["seconds"],
+                "%d, %d, %d, %.2f" % (old["served"], old["moved"], old["changed"], old["seconds"]) if old else "-",
             )
         )
     lines += [
         "",
-        "Bounds (plan/layout.pool_bound, a relaxation no plan beats): served, at most each resource's demand, with the "
-        "MIG instances the changeable GPUs could add, smallest first, in their compute and in their memory slices; "
-        "GPUs changed, at least the slices the served MIG instances missing before the plan need, 7 compute and 8 "
-        "memory per GPU, plus 1 for each of nvidia.com/gpu and .shared when short. Peak memory %d MiB."
-        % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
+        "Bounds are HiGHS's: the most any plan serves, and the fewest GPUs any plan serving as much with as few moves "
+        "changes (equal to the plan's when proven). \"Before\": the planner of %s (exact DP up to 6 million steps, a "
+        "greedy above). Peak memory of the solver's process: %d MiB." % (BASELINE, peak_mib),
     ]
     return "\n".join(lines) + "\n"
 
@@ -200,20 +200,28 @@ def replace_in_readme(text):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
-    parser.add_argument("--requests", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--seed", type=int, default=28)
+    parser.add_argument("--baseline", default=BASELINE, help="the commit whose planner is measured beside ('' none)")
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--readme", action="store_true")
     args = parser.parse_args()
-    results, details = [], []
-    for name, busy, mix, allow_moves in SCENARIOS:
-        rows, totals = measure(args.nodes, args.requests, args.seed, busy, mix, allow_moves)
-        results.append((name, totals))
-        details.append(dict(scenario=name, busy=busy, mix=mix, allow_moves=allow_moves, pools=rows, totals=totals))
-    text = table(results, args.nodes, args.requests)
+    rows = []
+    for load, allow_moves in scenarios():
+        pools, pending = build_fleet(args.nodes, load, args.seed)
+        rows.append(dict(load=load, allow_moves=allow_moves, new=run_planner(plan_pool, pools, pending, allow_moves)))
+        print("%sx moves=%s: %s" % (load, allow_moves, rows[-1]["new"]), file=sys.stderr)
+    # Measured before the baseline is loaded: the peak is the new planner's (Python, numpy, HiGHS, the programs).
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    baseline = load_baseline(args.baseline) if args.baseline else None
+    for row in rows:
+        row["old"] = None
+        if baseline is not None:
+            pools, pending = build_fleet(args.nodes, row["load"], args.seed)
+            row["old"] = run_planner(baseline.plan_pool, pools, pending, row["allow_moves"])
+    text = table(rows, args.nodes, peak_mib)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "planner.json"), "w") as handle:
-        json.dump(details, handle, indent=2)
+        json.dump(dict(rows=rows, peak_mib=peak_mib, nodes=args.nodes, seed=args.seed), handle, indent=2)
     with open(os.path.join(args.out, "planner.md"), "w") as handle:
         handle.write(text)
     if args.readme:

@@ -17,6 +17,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     CUSTOM_MIG_CONFIG_MAP,
     POLICY_MIG_STRATEGIES,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import MPS_MAX_CLIENTS
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_VALUE,
     LABEL_VALUE_MAX_LENGTH,
@@ -194,6 +195,8 @@ SHARING_PLAN_ARG_SPEC = dict(
     read_pods=dict(type="bool", default=True),
     allow_moves=dict(type="bool", default=False, aliases=["drain"]),
     sharing_method=dict(type="str", default="time-slicing", choices=["time-slicing", "mps"]),
+    max_replicas=dict(type="int", default=MPS_MAX_CLIENTS),
+    time_limit=dict(type="float", default=10.0),
 )
 
 PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import hashlib
 import json
+import time
 from collections import deque
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
@@ -19,9 +20,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     MIG_RESOURCE_PREFIX,
     MIG_STRATEGY_MIXED,
     MIG_STRATEGY_SINGLE,
+    MIN_REPLICAS,
     RESOURCE_GPU,
     mig_profile_of_resource,
     mig_resource_name,
+    most_replicas_advertised,
     mps_max_clients,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
@@ -39,10 +42,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     Node,
     evaluate,
     mig_gpu,
-    plan_pool,
-    pool_bound,
     pool_demand,
     shared_gpu,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import (
+    DEFAULT_MAX_REPLICAS,
+    DEFAULT_TIME_LIMIT,
+    plan_pool,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import gpu_layouts as per_gpu_layouts
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import physical_gpu_count
@@ -177,25 +183,54 @@ def smallest_profile(model, memory_gib, compute_share):
     return min(fitting)[2] if fitting else None
 
 
-def request_resource(request, models):
-    """The resource a given request asks for: as given, a profile's resource, or for memory and a compute share the
-    smallest MIG profile that holds it on the pool's model (nvidia.com/gpu where the pool has no MIG)."""
+def gpu_memory_mib(state):
+    """The memory of one of a node's GPUs: GPU Feature Discovery's gpu.memory label (NVML's figure), or the catalog's
+    largest MIG profile where that is more (under the single strategy the label gives the MIG device's); 0 unknown."""
+    memory = state.memory_mib or 0
+    model = state.gpu_model
+    if model is not None and model.facts:
+        memory = max([memory] + [facts["memory_mib"] for facts in model.facts.values()])
+    return memory
+
+
+def request_resource(request, models, largest_mib):
+    """(resource, why no GPU of the pool can serve it, or None) of a given request: as given, a profile's resource, or
+    for memory and a compute share the smallest MIG profile that holds it on the pool's model; else nvidia.com/gpu
+    where some GPU of the pool (``largest_mib``: the most memory one has, 0 unknown) holds the memory."""
     if request.get("resource"):
-        return request["resource"]
+        return request["resource"], None
     if request.get("profile"):
-        return mig_resource_name(request["profile"])
+        return mig_resource_name(request["profile"]), None
     memory, share = request.get("memory_gib") or 0, request.get("compute_share") or 0
     for model in models:
         profile = smallest_profile(model, memory, share)
         if profile:
-            return mig_resource_name(profile)
-    return RESOURCE_GPU
+            return mig_resource_name(profile), None
+    if largest_mib and memory * 1024 > largest_mib:
+        return RESOURCE_GPU, "it asks for %g GiB of GPU memory, and the largest GPU of the pool has %.1f GiB" % (
+            memory,
+            largest_mib / 1024.0,
+        )
+    return RESOURCE_GPU, None
 
 
-def check_requests(requests):
-    """Refuse given requests that cannot be planned, before anything is read."""
+# No node advertises more replicas of one GPU than this: the kubelet's limit on one device list, for a node of one GPU
+# (nvidia/device_plugin_config.most_replicas_advertised); a node of more GPUs stops lower.
+REPLICAS_CEILING = most_replicas_advertised(1)
+
+
+def check_options(params):
+    """Refuse options that cannot be planned (requests, max_replicas, time_limit), before anything is read."""
     problems = []
-    for number, request in enumerate(requests or [], 1):
+    replicas = params.get("max_replicas")
+    if replicas is not None and not MIN_REPLICAS <= replicas <= REPLICAS_CEILING:
+        problems.append(
+            "max_replicas is %d; give %d (the device plugin's least) to %d (above it one GPU's device list exceeds "
+            "the kubelet's 4 MiB limit, kubernetes/kubernetes#109304)" % (replicas, MIN_REPLICAS, REPLICAS_CEILING)
+        )
+    if params.get("time_limit") is not None and params["time_limit"] <= 0:
+        problems.append("time_limit is %s; give the seconds the solver may take, above 0" % params["time_limit"])
+    for number, request in enumerate(params.get("requests") or [], 1):
         kinds = [kind for kind in ("resource", "profile") if request.get(kind)]
         sized = request.get("memory_gib") is not None or request.get("compute_share") is not None
         if len(kinds) + int(sized) != 1:
@@ -213,7 +248,7 @@ def check_requests(requests):
         if share is not None and not 0 < share <= 1:
             problems.append("requests[%d]: compute_share is a fraction of one GPU, above 0 and at most 1" % number)
     if problems:
-        raise GpuShareError("Fix the requests: " + "; ".join(problems))
+        raise GpuShareError("Fix the options: " + "; ".join(problems))
 
 
 # --- the answer ------------------------------------------------------------------------------------------------
@@ -292,10 +327,15 @@ def assign_serving(nodes, choices, waiting, pods_by_node):
     return result
 
 
-def unserved_reason(pool, resource, nodes, allow_moves, mig_blocked=None):
+def unserved_reason(pool, resource, nodes, allow_moves, mig_blocked=None, max_replicas=DEFAULT_MAX_REPLICAS):
     """Why part of a pool's demand for ``resource`` stays unserved, for the user (``mig_blocked``: why no MIG change is
     planned anywhere, if so)."""
     where = "pool %s" % pool if pool else "the selected nodes"
+    if resource in PLANNED_RESOURCES:
+        where += " (shared by at most %d replicas per GPU: max_replicas%s)" % (
+            max_replicas,
+            ", or MPS's client limit" if any(node.mps_max for node in nodes) else "",
+        )
     profile = mig_profile_of_resource(resource)
     if profile:
         models = pool_models(nodes)
@@ -400,19 +440,21 @@ def _mig_blocked(options):
 
 
 def _supply_pools(states, configs, running, pool_label, mig_allowed):
-    """{pool: [Node]} of the GPU nodes, by name."""
-    pools = {}
+    """{pool: [Node]} of the GPU nodes, by name, and {pool: the most memory one of its GPUs has, in MiB}."""
+    pools, memory = {}, {}
     for state in sorted(states, key=lambda state: state.name):
         pool = state.labels.get(pool_label, NO_POOL) if pool_label else NO_POOL
         node = supply_node(state, pool, configs, running.get(state.name, {}), mig_allowed)
         if node.current:
             pools.setdefault(pool, []).append(node)
-    return pools
+            memory[pool] = max(memory.get(pool, 0), gpu_memory_mib(state))
+    return pools, memory
 
 
-def _waiting_demand(pods, pools, options):
-    """The pending pods (as the answer lists them), and per pool the waiting demand ({resource: count}) and its
-    requests by name ([(name, {resource: count})]): pending pods, then the given requests."""
+def _waiting_demand(pods, pools, memory, options):
+    """The pending pods (as the answer lists them); per pool the waiting demand ({resource: count}) and its requests by
+    name ([(name, {resource: count})]): pending pods, then the given requests; and the given requests no GPU of their
+    pool can hold (``memory``: {pool: the most memory one of its GPUs has}), as the answer's unserved entries."""
     pending = dict((pool, {}) for pool in pools)
     named = dict((pool, []) for pool in pools)
     spare = {}
@@ -428,7 +470,7 @@ def _waiting_demand(pods, pools, options):
             pending[pool][resource] = pending[pool].get(resource, 0) + count
             spare[pool][resource] = spare[pool].get(resource, 0) - count
 
-    waiting = []
+    waiting, unservable = [], []
     for pod in pending_gpu_pods(pods) if options.get("read_pods", True) else []:
         requests = planned_requests(pod)
         pool = _pool_of_pod(pod, options.get("pool_label"), pools, spare) if pools else None
@@ -458,15 +500,25 @@ def _waiting_demand(pods, pools, options):
                 "requests[%d]: pool %s has no selected GPU node (pools: %s)"
                 % (number, pool, ", ".join(sorted(p for p in pools if p)) or "none")
             )
-        add(pool, "requests[%d]" % number, {request_resource(request, pool_models(pools[pool])): request["count"]})
-    return waiting, pending, named
+        resource, impossible = request_resource(request, pool_models(pools[pool]), memory[pool])
+        if impossible:
+            reason = "no GPU of %s can serve requests[%d]: %s" % (
+                "pool %s" % pool if pool else "the selected nodes",
+                number,
+                impossible,
+            )
+            unservable.append(dict(pool=pool, resource=resource, count=request["count"], reason=reason))
+        else:
+            add(pool, "requests[%d]" % number, {resource: request["count"]})
+    return waiting, pending, named, unservable
 
 
-def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked):
+def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked, time_limit):
     """One pool's plan, as the answer gives it: (per node, the pool's entry, the unserved, the changes)."""
     allow_moves = bool(options.get("allow_moves"))
-    plan = plan_pool(nodes, pending, allow_moves, options.get("sharing_method") or TIME_SLICING)
-    bound = pool_bound(nodes, pending, allow_moves, plan.served)
+    max_replicas = options.get("max_replicas") or DEFAULT_MAX_REPLICAS
+    method = options.get("sharing_method") or TIME_SLICING
+    plan = plan_pool(nodes, pending, allow_moves, method, max_replicas, time_limit)
     demand = pool_demand(nodes, pending)
     answer_nodes, changes = {}, []
     for node, choice, (served, taken) in zip(
@@ -494,7 +546,7 @@ def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked
             pool=pool,
             resource=resource,
             count=count - plan.served.get(resource, 0),
-            reason=unserved_reason(pool, resource, nodes, allow_moves, mig_blocked),
+            reason=unserved_reason(pool, resource, nodes, allow_moves, mig_blocked, max_replicas),
         )
         for resource, count in sorted(demand.items())
         if count > plan.served.get(resource, 0)
@@ -508,7 +560,7 @@ def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked
         gpus_changed=plan.score.changed,
         free_slices=plan.score.free,
         exact=plan.exact,
-        bound=dict(served=bound.served, gpus_changed=bound.changed),
+        bound=dict((name, None if value is None else int(value)) for name, value in plan.bound.items()),
     )
     return answer_nodes, entry, unserved, changes
 
@@ -520,15 +572,18 @@ def plan_sharing(states, pods, configs, options):
     nodes running MIG, anywhere in the cluster)."""
     mig_blocked, finding = _mig_blocked(options)
     running, pods_by_node = running_by_node(pods, set(state.name for state in states))
-    pools = _supply_pools(
+    pools, memory = _supply_pools(
         states, configs, running, options.get("pool_label"), options.get("mig_allowed", True) and not mig_blocked
     )
-    waiting, pending, named = _waiting_demand(pods, pools, options)
-    answer = dict(nodes={}, pools={}, pending_pods=waiting, unserved=[], findings=[finding] if finding else [])
+    waiting, pending, named, unservable = _waiting_demand(pods, pools, memory, options)
+    answer = dict(nodes={}, pools={}, pending_pods=waiting, unserved=unservable, findings=[finding] if finding else [])
     changes = []
-    for pool, nodes in sorted(pools.items()):
+    # The time limit is the whole plan's: each pool may take an equal share of what the pools before it left.
+    deadline = time.monotonic() + (options.get("time_limit") or DEFAULT_TIME_LIMIT)
+    for number, (pool, nodes) in enumerate(sorted(pools.items())):
+        share = max(0.0, deadline - time.monotonic()) / (len(pools) - number)
         pool_nodes, entry, unserved, pool_changes = _answer_pool(
-            pool, nodes, pending[pool], named[pool], pods_by_node, options, mig_blocked
+            pool, nodes, pending[pool], named[pool], pods_by_node, options, mig_blocked, share
         )
         answer["nodes"].update(pool_nodes)
         answer["pools"][pool] = entry

@@ -17,7 +17,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_requests, plan_sharing
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_options, plan_sharing
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
@@ -26,7 +26,7 @@ def run_gpu_sharing_plan(module):
     """gpu_sharing_plan: read, plan, answer; never writes."""
     kube = module.kube
     params = module.params
-    check_requests(params["requests"])
+    check_options(params)
     operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     configs = mig_configs_of(
         kube.get_config_map(namespace=operator.namespace, name=mig_manager_config_map(operator.policy))

@@ -21,7 +21,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     shared_gpu,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import (
-    check_requests,
+    check_options,
     config_name_of,
     current_descriptors,
     mig_parted_layout,
@@ -184,7 +184,22 @@ def test_given_requests_need_a_pool_when_there_are_several():
 )
 def test_bad_requests_are_refused_before_anything_is_read(request_, problem):
     with pytest.raises(GpuShareError, match=problem):
-        check_requests([request_])
+        check_options(dict(requests=[request_]))
+
+
+@pytest.mark.parametrize(
+    "options, problem",
+    [
+        (dict(max_replicas=1), "max_replicas is 1; give 2 "),
+        (dict(max_replicas=70091), "max_replicas is 70091; give 2 .* to 70090 .*4 MiB"),
+        (dict(time_limit=0), "time_limit is 0; give the seconds"),
+    ],
+)
+def test_bad_limits_are_refused_before_anything_is_read(options, problem):
+    with pytest.raises(GpuShareError, match=problem):
+        check_options(options)
+    check_options(dict(max_replicas=2, time_limit=0.1))
+    check_options(dict(max_replicas=70090))
 
 
 def test_memory_and_compute_become_the_smallest_profile_that_holds_them():
@@ -193,9 +208,38 @@ def test_memory_and_compute_become_the_smallest_profile_that_holds_them():
     assert smallest_profile(a100, 15, 0) == "1g.20gb"
     assert smallest_profile(a100, 30, 0.4) == "3g.40gb"
     assert smallest_profile(a100, 100, 0) is None
-    assert request_resource(dict(memory_gib=30, compute_share=0.4), [a100]) == "nvidia.com/mig-3g.40gb"
-    assert request_resource(dict(memory_gib=8, compute_share=0.2), []) == "nvidia.com/gpu"
-    assert request_resource(dict(profile="1g.10gb+me"), [a100]) == "nvidia.com/mig-1g.10gb.me"
+    assert request_resource(dict(memory_gib=30, compute_share=0.4), [a100], 81920) == ("nvidia.com/mig-3g.40gb", None)
+    assert request_resource(dict(memory_gib=8, compute_share=0.2), [], 15360) == ("nvidia.com/gpu", None)
+    assert request_resource(dict(profile="1g.10gb+me"), [a100], 81920) == ("nvidia.com/mig-1g.10gb.me", None)
+
+
+def test_memory_no_gpu_of_the_pool_holds_is_unserved_with_its_reason_not_planned():
+    # A T4 has 15360 MiB (GFD's gpu.memory); 500 GiB is on no GPU, 15 GiB fits a whole T4.
+    assert request_resource(dict(memory_gib=500), [], 15360)[1] == (
+        "it asks for 500 GiB of GPU memory, and the largest GPU of the pool has 15.0 GiB"
+    )
+    answer = plan([t4_node("t4")], requests=[dict(memory_gib=500, count=2), dict(memory_gib=15, count=1)])
+    assert answer["pools"][""]["demand"] == {"nvidia.com/gpu": 1}
+    assert answer["unserved"] == [
+        dict(
+            pool="",
+            resource="nvidia.com/gpu",
+            count=2,
+            reason="no GPU of the selected nodes can serve requests[1]: it asks for 500 GiB of GPU memory, and the "
+            "largest GPU of the pool has 15.0 GiB",
+        )
+    ]
+    # On an H100 pool 500 GiB is beyond the largest profile and the whole GPU (81559 MiB, NVML).
+    h100 = plan([h100_mig_mixed("h100")], requests=[dict(memory_gib=500, count=1)])
+    assert h100["pools"][""]["demand"] == {} and "largest GPU of the pool has 79.6 GiB" in h100["unserved"][0]["reason"]
+
+
+def test_replicas_stop_at_max_replicas_and_the_rest_is_unserved_with_its_reason():
+    answer = plan([t4_node("t4", count=2)], requests=[dict(resource="nvidia.com/gpu", count=1000000)], max_replicas=10)
+    assert answer["nodes"]["t4"]["replicas"] == 10 and answer["pools"][""]["served"] == 20
+    assert answer["pools"][""]["exact"] is True and answer["pools"][""]["bound"]["served"] == 20
+    assert answer["unserved"][0]["count"] == 1000000 - 20
+    assert "shared by at most 10 replicas per GPU: max_replicas" in answer["unserved"][0]["reason"]
 
 
 def test_a_layout_gets_one_entry_per_distinct_gpu_state_and_a_name_of_its_own():

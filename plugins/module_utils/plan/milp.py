@@ -1,0 +1,201 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A mixed-integer program solved lexicographically by HiGHS (through ``highspy``), with the proof of what it found.
+
+Pure computation, no I/O: ``IntegerProgram`` holds the variables and rows; ``solve_lexicographic`` optimises a list of
+objectives one after the other, each solve fixing the value the previous ones reached (a row), so that the first
+objective is never traded for the second (no weights, so no weight can be too small). Each level is exact only when
+HiGHS reports it optimal with a dual bound equal to the value found: the objectives here are integer-valued, so a bound
+within less than one of the value proves it. Within ``time_limit`` seconds for all the levels; when the limit stops a
+level, the best solution found so far is returned with HiGHS's dual bound for that level, and the levels after it are
+not optimised.
+
+docs/PLANNER.md says why HiGHS: an open-source (MIT) MILP solver, among the fastest there are, maintained by its
+authors at the University of Edinburgh, and the solver behind SciPy's ``milp``; ``highspy`` is its own binding, a single
+wheel with numpy as its only dependency, and it gives the dual bound, the gap, a time limit and a starting solution.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import time
+import traceback
+from collections import namedtuple
+
+try:
+    import highspy
+    import numpy
+except ImportError as error:
+    HAS_HIGHSPY = False
+    HIGHSPY_IMPORT_ERROR = "".join(traceback.format_exception_only(type(error), error))
+else:
+    HAS_HIGHSPY = True
+    HIGHSPY_IMPORT_ERROR = None
+
+# The oldest highspy whose API this file uses (and the oldest with wheels for Python 3.9, module code's floor).
+HIGHSPY_REQUIREMENT = "highspy>=1.8.0"
+INFINITY = float("inf")
+MAXIMIZE, MINIMIZE = "maximize", "minimize"
+# An objective: its name, MAXIMIZE or MINIMIZE, and {variable: coefficient} (integer coefficients on integer variables:
+# the objective is an integer, which is what makes "a bound within less than one" a proof).
+Objective = namedtuple("Objective", "name sense terms")
+# One level's outcome: the value the solution reaches, the best value any solution could reach (HiGHS's dual bound;
+# equal to value when proven, None when the level was never solved) and whether it is proven optimal.
+Level = namedtuple("Level", "name value bound proven")
+Solution = namedtuple("Solution", "values levels exact")
+
+
+class SolverMissing(Exception):
+    """highspy (or numpy) cannot be imported on the host that runs the module."""
+
+
+class IntegerProgram(object):
+    """Variables (integer unless said otherwise) with bounds, and rows ``lower <= sum(coefficient * variable) <=
+    upper``."""
+
+    def __init__(self):
+        self.lower, self.upper, self.integer, self.names = [], [], [], []
+        self.rows = []  # (lower, upper, {variable: coefficient})
+
+    def variable(self, name, lower=0, upper=INFINITY, integer=True):
+        self.lower.append(float(lower))
+        self.upper.append(float(upper))
+        self.integer.append(bool(integer))
+        self.names.append(name)
+        return len(self.names) - 1
+
+    def row(self, terms, lower=-INFINITY, upper=INFINITY):
+        terms = dict((variable, coefficient) for variable, coefficient in terms.items() if coefficient)
+        self.rows.append((float(lower), float(upper), terms))
+
+    def value_of(self, terms, values):
+        return sum(coefficient * values[variable] for variable, coefficient in terms.items())
+
+
+def _highs(program, threads):
+    solver = highspy.Highs()
+    solver.setOptionValue("output_flag", False)
+    solver.setOptionValue("threads", threads)
+    solver.setOptionValue("random_seed", 0)
+    # Zero gap: HiGHS stops only when its dual bound meets the value found (it rounds the bound of an integer-valued
+    # objective to the next integer).
+    solver.setOptionValue("mip_rel_gap", 0.0)
+    solver.setOptionValue("mip_abs_gap", 0.0)
+    count = len(program.names)
+    solver.addCols(
+        count,
+        numpy.zeros(count),
+        numpy.array(program.lower, dtype=numpy.float64),
+        numpy.array(program.upper, dtype=numpy.float64),
+        0,
+        numpy.array([], dtype=numpy.int32),
+        numpy.array([], dtype=numpy.int32),
+        numpy.array([], dtype=numpy.float64),
+    )
+    integers = [index for index, integer in enumerate(program.integer) if integer]
+    if integers:
+        solver.changeColsIntegrality(
+            len(integers),
+            numpy.array(integers, dtype=numpy.int32),
+            numpy.array([1] * len(integers), dtype=numpy.uint8),
+        )
+    for lower, upper, terms in program.rows:
+        _add_row(solver, terms, lower, upper)
+    return solver
+
+
+def _add_row(solver, terms, lower, upper):
+    variables = sorted(terms)
+    solver.addRow(
+        lower,
+        upper,
+        len(variables),
+        numpy.array(variables, dtype=numpy.int32),
+        numpy.array([float(terms[variable]) for variable in variables], dtype=numpy.float64),
+    )
+
+
+def _set_objective(solver, count, objective):
+    costs = numpy.zeros(count)
+    for variable, coefficient in objective.terms.items():
+        costs[variable] = coefficient
+    solver.changeColsCost(count, numpy.arange(count, dtype=numpy.int32), costs)
+    sense = highspy.ObjSense.kMaximize if objective.sense == MAXIMIZE else highspy.ObjSense.kMinimize
+    solver.changeObjectiveSense(sense)
+
+
+def _set_start(solver, values):
+    solver.setSolution(len(values), numpy.arange(len(values), dtype=numpy.int32), numpy.array(values, dtype=float))
+
+
+def _solved_values(solver, count):
+    """The integer solution HiGHS holds (values within its tolerance of integers, rounded), or None."""
+    if solver.getInfo().primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
+        return None
+    return [float(round(value)) for value in list(solver.getSolution().col_value)[:count]]
+
+
+def _feasible(program, values):
+    """Whether ``values`` satisfy every bound and row exactly (the rounded solution is checked, not trusted)."""
+    for value, lower, upper in zip(values, program.lower, program.upper):
+        if not lower <= value <= upper:
+            return False
+    for lower, upper, terms in program.rows:
+        total = program.value_of(terms, values)
+        if not lower - 1e-6 <= total <= upper + 1e-6:
+            return False
+    return True
+
+
+def solve_lexicographic(program, objectives, start, time_limit, threads=1):
+    """Optimise ``objectives`` (a list of Objective) in order over ``program``, starting from the feasible ``start``
+    (one value per variable: the plan that changes nothing), within ``time_limit`` seconds in all."""
+    if not HAS_HIGHSPY:
+        raise SolverMissing(HIGHSPY_IMPORT_ERROR)
+    deadline = time.monotonic() + time_limit
+    solver = _highs(program, threads)
+    count = len(program.names)
+    values = [float(value) for value in start]
+    levels = []
+    for objective in objectives:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            levels.append(Level(objective.name, program.value_of(objective.terms, values), None, False))
+            continue
+        _set_objective(solver, count, objective)
+        solver.setOptionValue("time_limit", remaining)
+        _set_start(solver, values)
+        solver.run()
+        found = _solved_values(solver, count)
+        if found is not None and _feasible(program, found):
+            better = program.value_of(objective.terms, found) - program.value_of(objective.terms, values)
+            if better >= 0 if objective.sense == MAXIMIZE else better <= 0:
+                values = found
+        value = program.value_of(objective.terms, values)
+        proven = solver.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        bound = solver.getInfo().mip_dual_bound
+        if proven and abs(bound - value) >= 1:
+            proven = False
+        levels.append(Level(objective.name, value, value if proven else _integer_bound(bound, objective), proven))
+        if not proven:
+            for later in objectives[len(levels) :]:
+                levels.append(Level(later.name, program.value_of(later.terms, values), None, False))
+            break
+        # The next levels keep this one's value.
+        if objective.sense == MAXIMIZE:
+            _add_row(solver, objective.terms, value - 0.5, INFINITY)
+        else:
+            _add_row(solver, objective.terms, -INFINITY, value + 0.5)
+    return Solution(values, levels, all(level.proven for level in levels))
+
+
+def _integer_bound(bound, objective):
+    """HiGHS's dual bound of an integer-valued objective as the integer it proves (None when it has none)."""
+    if bound is None or bound != bound or abs(bound) == INFINITY:
+        return None
+    if objective.sense == MAXIMIZE:
+        return float(math.floor(bound + 1e-6))
+    return float(math.ceil(bound - 1e-6))
