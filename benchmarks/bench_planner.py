@@ -182,7 +182,7 @@ def table(rows, nodes_count, peak_mib):
     lines += [
         "",
         "Bounds are HiGHS's: the most any plan serves, and the fewest GPUs any plan serving as much with as few moves "
-        "changes (equal to the plan's when proven). \"Before\": the planner of %s (exact DP up to 6 million steps, a "
+        'changes (equal to the plan\'s when proven). "Before": the planner of %s (exact DP up to 6 million steps, a '
         "greedy above). Peak memory of the solver's process: %d MiB." % (BASELINE, peak_mib),
     ]
     return "\n".join(lines) + "\n"

@@ -62,10 +62,15 @@ class GpuShareModule(object):
     """Owns the argument spec (module options plus connection options), the missing-library and
     too-old-library errors, the API client, and turning ``GpuShareError`` into ``fail_json``."""
 
-    def __init__(self, argument_spec, **kwargs):
+    def __init__(self, argument_spec, libraries=(), **kwargs):
+        """``libraries``: (requirement, import error or None) of the Python libraries the module needs besides
+        kubernetes, such as gpu_sharing_plan's solver."""
         spec = dict(AUTH_ARG_SPEC)
         spec.update(argument_spec)
         self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **kwargs)
+        for requirement, import_error in libraries:
+            if import_error is not None:
+                self.ansible.fail_json(msg=missing_required_lib(requirement), exception=import_error)
         if not HAS_KUBERNETES:
             self.ansible.fail_json(
                 msg=missing_required_lib("kubernetes>=%s" % KUBERNETES_MIN_VERSION),

@@ -159,14 +159,3 @@ def useful_mig_layouts(model, demand):
         if layout and all(demand.get(mig_resource_name(profile)) for profile, _count in layout):
             layouts.append(mig_gpu(layout))
     return layouts
-
-
-def mig_gpu_options(model, current, demand):
-    """A GPU's options inside a MIG node: as it is (when known), whole (MIG off), or a useful layout."""
-    options = []
-    if current != UNKNOWN:
-        options.append(current)
-    if WHOLE not in options:
-        options.append(WHOLE)
-    options.extend(layout for layout in useful_mig_layouts(model, demand) if layout not in options)
-    return options

@@ -11,15 +11,19 @@ the number of classes and of MIG layouts, not with the number of nodes:
   sharing method and renaming a pair (``shared``, ``replicas``): how many nodes share their GPUs that way and the
   replicas per GPU they have in all, between 2 and the most per node times ``shared`` (replicas equal to the node's
   own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG;
-- per family of classes (the same model, the same GPU states, differing in pods or in what they advertise): per GPU
-  state of the family and per option of such a GPU (as it is, MIG off, each useful layout), how many GPUs of its MIG
-  nodes take it. Each MIG node has its GPUs (rows per state) and at least one change that stops its pods (a node with
-  none is a ``keep`` or a time-sliced node going whole GPU by GPU, which never serves more);
+- per family of classes (the same model, the same GPU states, differing in pods or in what they advertise), per GPU
+  state: how many GPUs of its MIG nodes stay as they are, go whole, or take a layout that is the state of another
+  family (a change for them, none for that family); at most the GPUs in that state, and at most all but one GPU per
+  node not stopping the node's pods (a MIG node with no such change is a ``keep``, or a time-sliced node going whole
+  GPU by GPU, which never serves more);
+- per GPU model, each useful layout that is no node's state: how many GPUs of the model's MIG nodes take it, wherever
+  they are (for every GPU it is a change that stops the node's pods, with the same supply, so one integer serves all
+  families: no copies for the solver to tell apart); with the rest, every GPU of every MIG node takes one option;
 - per resource ``served``, at most the demand and at most what the choices advertise.
 
 The objectives, in order (plan/milp solves them one after the other): the most served; the fewest pods moved (a
-class's pods times its nodes whose change stops them); the fewest GPUs changed; the most MIG compute slices free; the
-fewest replicas advertised by nodes newly shared (no more sharing than the demand needs).
+class's pods times its nodes whose change stops them); the fewest GPUs changed; the most MIG compute slices free. The
+nodes newly shared then lose the replicas that serve nothing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,11 +42,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     RESOURCE_GPU,
     RESOURCE_GPU_SHARED,
     TIME_SLICING,
+    UNKNOWN,
     WHOLE,
     evaluate,
     free_slices,
     gpu_supply,
-    mig_gpu_options,
     moves_pods,
     pods_on,
     pool_demand,
@@ -50,6 +54,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     score_of,
     shared_gpu,
     sharing_methods,
+    useful_mig_layouts,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.milp import (
     MAXIMIZE,
@@ -65,7 +70,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.milp import (
 DEFAULT_MAX_REPLICAS = MPS_MAX_CLIENTS
 # The solver's time for all the pools of one plan, in seconds (time_limit; args.py has the same default).
 DEFAULT_TIME_LIMIT = 10.0
-OBJECTIVES = ("served", "pods_moved", "gpus_changed", "free_slices", "replicas")
+OBJECTIVES = ("served", "pods_moved", "gpus_changed", "free_slices")
 # The planner's answer for one pool: per node (in the order given) its descriptors, or None to keep it as it is; its
 # score; whether the solver proved it the best; what it serves per resource; and per objective the best any plan could
 # reach (the solver's bound, given the objectives before it; None past a level the time limit stopped).
@@ -86,30 +91,49 @@ def _family_key(node):
     return (node.model.name if node.model else None, tuple(sorted(states.items(), key=repr)), node.mig_allowed)
 
 
-def _class_key(node):
-    return _family_key(node) + (pods_on(node), tuple(sorted(node.supply.items())), node.mps_max)
+def _stops_pods(node, descriptors):
+    return any(moves_pods(old, new) for old, new in zip(node.current, descriptors))
 
 
-class _Class(object):
-    """Identical nodes (positions in the pool's list) and their variables."""
+def _group_key(node, allow_moves):
+    """Nodes with the same options and the same supply, whatever pods they run (unless their pods pin them)."""
+    pinned = bool(pods_on(node)) and not allow_moves
+    return _family_key(node) + (tuple(sorted(node.supply.items())), node.mps_max, pinned)
 
-    def __init__(self, positions, node):
-        self.positions, self.node = positions, node
-        self.keep = self.mig = None
-        self.whole = None  # (variable, descriptors)
-        self.shared = []  # (count variable, replicas variable, method, rename)
+
+# One option of a group: its variable, whether it stops the node's pods, its kind (keep, whole, shared, mig), and for
+# whole the descriptors, for shared (method, rename, the replicas variable).
+_Option = namedtuple("_Option", "variable stops kind detail")
+
+
+class _Group(object):
+    """Nodes with the same options (positions in the pool's list), by the pods they run, and their variables: per
+    option (``keep``, ``whole``, ``shared`` with its replicas, ``mig``) how many nodes take it, and per pods count how
+    many of the nodes whose option stops their pods run that many (``moving``: the cheapest first, the pods moved)."""
+
+    def __init__(self, node):
+        self.node = node
+        self.by_pods = {}  # pods -> positions
+        self.options = []  # _Option
+        self.moving = []  # (variable, pods)
+        self.mig = None
+
+    @property
+    def positions(self):
+        return [position for pods in sorted(self.by_pods) for position in self.by_pods[pods]]
 
 
 class _Family(object):
-    """Classes whose MIG nodes are interchangeable: per GPU state, how many of a node's GPUs are in it, and per option
-    of such a GPU its variable."""
+    """Classes whose MIG nodes are interchangeable: per GPU state, how many of a node's GPUs are in it, and per state
+    the variables of the options kept to it (as it is, whole, another family's state)."""
 
     def __init__(self, node):
         self.model = node.model
+        self.gpus = len(node.current)
         self.states = sorted(set(node.current), key=repr)
         self.per_node = dict((state, list(node.current).count(state)) for state in self.states)
-        self.classes = []
-        self.options = {}  # state -> [(variable, descriptor)]
+        self.groups = []
+        self.options = dict((state, []) for state in self.states)  # state -> [(variable, descriptor)]
 
 
 class PoolProgram(object):
@@ -121,24 +145,28 @@ class PoolProgram(object):
         self.start = []
         self.terms = dict((name, {}) for name in OBJECTIVES)
         self.supply = dict((resource, {}) for resource in demand)
-        self.classes, self.families = [], []
-        by_class, by_family = {}, {}
+        self.groups, self.families = [], []
+        by_group, by_family = {}, {}
         for position, node in enumerate(nodes):
-            key = _class_key(node)
-            if key not in by_class:
-                by_class[key] = _Class([], node)
-                self.classes.append(by_class[key])
-            by_class[key].positions.append(position)
-        for nodes_class in self.classes:
-            self._add_class(nodes_class, demand, allow_moves, method, max_replicas)
-            if nodes_class.mig is not None:
-                key = _family_key(nodes_class.node)
+            key = _group_key(node, allow_moves)
+            if key not in by_group:
+                by_group[key] = _Group(node)
+                self.groups.append(by_group[key])
+            by_group[key].by_pods.setdefault(pods_on(node), []).append(position)
+        for group in self.groups:
+            self._add_group(group, demand, allow_moves, method, max_replicas)
+            if group.mig is not None:
+                key = _family_key(group.node)
                 if key not in by_family:
-                    by_family[key] = _Family(nodes_class.node)
+                    by_family[key] = _Family(group.node)
                     self.families.append(by_family[key])
-                by_family[key].classes.append(nodes_class)
+                by_family[key].groups.append(group)
+        self.pooled = {}  # model name -> [(variable, descriptor)]: the layouts no node is in
+        by_model = {}
         for family in self.families:
-            self._add_family(family, demand)
+            by_model.setdefault(family.model.name, []).append(family)
+        for name, families in sorted(by_model.items()):
+            self.pooled[name] = self._add_mig(families, demand)
         kept = pool_supply(nodes, [None] * len(nodes))
         for resource, count in sorted(demand.items()):
             served = self._variable("served %s" % resource, count, min(count, kept.get(resource, 0)))
@@ -161,24 +189,25 @@ class PoolProgram(object):
             if resource in self.supply and count:
                 self.supply[resource][variable] = self.supply[resource].get(variable, 0) + count * factor
 
-    def _add_class(self, nodes_class, demand, allow_moves, method, max_replicas):
-        node, count = nodes_class.node, len(nodes_class.positions)
-        name = "%s x%d" % (node.name, count)
+    def _option(self, group, name, stops, kind, detail=None, start=0):
+        """A variable counting the group's nodes that take an option."""
+        count = len(group.positions)
+        variable = self._variable("%s %s x%d" % (name, group.node.name, count), count, start)
+        group.options.append(_Option(variable, stops, kind, detail))
+        return variable
+
+    def _add_group(self, group, demand, allow_moves, method, max_replicas):
+        node, count = group.node, len(group.positions)
         gpus = len(node.current)
-        members = {}
-        nodes_class.keep = self._variable("keep %s" % name, count, count)
-        members[nodes_class.keep] = 1
-        self._gives(nodes_class.keep, node.supply)
-        self._add("free_slices", nodes_class.keep, evaluate(node, None)[3])
+        keep = self._option(group, "keep", False, "keep", start=count)
+        self._gives(keep, node.supply)
+        self._add("free_slices", keep, evaluate(node, None)[3])
         whole = (WHOLE,) * gpus
-        _gives, moved, changed, _free = evaluate(node, whole)
-        if whole != node.current and not (moved and not allow_moves):
-            variable = self._variable("whole %s" % name, count)
-            nodes_class.whole = (variable, whole)
-            members[variable] = 1
+        stops = _stops_pods(node, whole)
+        if whole != node.current and (allow_moves or not stops or not pods_on(node)):
+            variable = self._option(group, "whole", stops, "whole", whole)
             self._gives(variable, {RESOURCE_GPU: gpus})
-            self._add("pods_moved", variable, moved)
-            self._add("gpus_changed", variable, changed)
+            self._add("gpus_changed", variable, evaluate(node, whole)[2])
         for sharing in sharing_methods(node, method):
             top = most_replicas(node, sharing, max_replicas)
             for rename in (False, True) if demand.get(RESOURCE_GPU_SHARED) else (False,):
@@ -186,47 +215,73 @@ class PoolProgram(object):
                 # The node's own replicas are its keep: the ranges below and above them.
                 ranges = [(MIN_REPLICAS, top)] if len(own) != gpus else [(MIN_REPLICAS, own[0] - 1), (own[0] + 1, top)]
                 for low, high in ranges:
-                    if low > high:
+                    descriptors = (shared_gpu(sharing, low, rename),) * gpus
+                    stops = _stops_pods(node, descriptors)
+                    if low > high or (stops and pods_on(node) and not allow_moves):
                         continue
-                    _gives, moved, changed, _free = evaluate(node, (shared_gpu(sharing, low, rename),) * gpus)
-                    if moved and not allow_moves:
-                        continue
-                    label = "%s %s%s %d-%d %s" % (sharing, "renamed " if rename else "", "replicas", low, high, name)
-                    shared = self._variable("nodes " + label, count)
-                    replicas = self._variable("replicas " + label, high * count)
-                    nodes_class.shared.append((shared, replicas, sharing, rename))
-                    members[shared] = 1
+                    label = "%s%s %d-%d" % (sharing, " renamed" if rename else "", low, high)
+                    replicas = self._variable("replicas %s %s" % (label, node.name), high * count)
+                    shared = self._option(group, label, stops, "shared", (sharing, rename, replicas))
                     self.program.row({replicas: 1, shared: -low}, lower=0)
                     self.program.row({replicas: 1, shared: -high}, upper=0)
                     self._gives(replicas, {RESOURCE_GPU_SHARED if rename else RESOURCE_GPU: gpus})
-                    self._add("pods_moved", shared, moved)
-                    self._add("gpus_changed", shared, changed)
-                    self._add("replicas", replicas, gpus)
+                    self._add("gpus_changed", shared, evaluate(node, descriptors)[2])
         if node.mig_allowed and (allow_moves or not pods_on(node)):
-            nodes_class.mig = self._variable("mig %s" % name, count)
-            members[nodes_class.mig] = 1
-            self._add("pods_moved", nodes_class.mig, pods_on(node))
-        self.program.row(members, lower=count, upper=count)
+            group.mig = self._option(group, "mig", True, "mig")
+        self.program.row(dict((option.variable, 1) for option in group.options), lower=count, upper=count)
+        # The nodes whose option stops their pods are those with the fewest pods the solver wants: one integer per
+        # pods count (the cost is convex in the number of such nodes, so the program needs no choice of which).
+        stopping = dict((option.variable, -1) for option in group.options if option.stops)
+        if stopping:
+            for pods, positions in sorted(group.by_pods.items()):
+                variable = self._variable("stopping %s with %d pods" % (node.name, pods), len(positions))
+                group.moving.append((variable, pods))
+                stopping[variable] = 1
+                self._add("pods_moved", variable, pods)
+            self.program.row(stopping, lower=0, upper=0)
 
-    def _add_family(self, family, demand):
-        mig_nodes = dict((nodes_class.mig, 1) for nodes_class in family.classes)
-        most = sum(len(nodes_class.positions) for nodes_class in family.classes)
-        stopping = dict((variable, -1) for variable in mig_nodes)
-        for state in family.states:
-            per_node = family.per_node[state]
-            gpus = dict((variable, -per_node) for variable in mig_nodes)
-            family.options[state] = []
-            for descriptor in mig_gpu_options(family.model, state, demand):
-                variable = self._variable("gpu %r as %r" % (state, descriptor), per_node * most)
-                family.options[state].append((variable, descriptor))
-                gpus[variable] = 1
-                self._gives(variable, gpu_supply(descriptor))
-                self._add("gpus_changed", variable, int(descriptor != state))
-                self._add("free_slices", variable, free_slices(family.model, descriptor))
-                if moves_pods(state, descriptor):
-                    stopping[variable] = 1
-            self.program.row(gpus, lower=0, upper=0)
-        self.program.row(stopping, lower=0)
+    def _add_mig(self, families, demand):
+        """The GPUs of one model's MIG nodes: per family and state the options kept to it, then the pooled layouts."""
+        model = families[0].model
+        states = set(state for family in families for state in family.states)
+        layouts = useful_mig_layouts(model, demand)
+        most = sum(family.gpus * len(group.positions) for family in families for group in family.groups)
+        every_gpu = {}
+        for family in families:
+            nodes = dict((group.mig, 1) for group in family.groups)
+            staying = dict((variable, 1 - family.gpus) for variable in nodes)
+            for variable in nodes:
+                every_gpu[variable] = -family.gpus
+            most_here = sum(len(group.positions) for group in family.groups)
+            for state in family.states:
+                options = [] if state == UNKNOWN else [state]
+                options += [WHOLE] if state != WHOLE else []
+                options += [layout for layout in layouts if layout in states and layout != state]
+                in_state = dict((variable, -family.per_node[state]) for variable in nodes)
+                for descriptor in options:
+                    variable = self._variable("gpu %r as %r" % (state, descriptor), family.per_node[state] * most_here)
+                    family.options[state].append((variable, descriptor))
+                    in_state[variable] = every_gpu[variable] = 1
+                    self._gpu_option(variable, model, state, descriptor)
+                    if not moves_pods(state, descriptor):
+                        staying[variable] = 1
+                self.program.row(in_state, upper=0)
+            self.program.row(staying, upper=0)
+        pooled = []
+        for descriptor in layouts:
+            if descriptor not in states:
+                variable = self._variable("gpus %s as %r" % (model.name, descriptor), most)
+                pooled.append((variable, descriptor))
+                every_gpu[variable] = 1
+                self._gpu_option(variable, model, None, descriptor)
+        self.program.row(every_gpu, lower=0, upper=0)
+        return pooled
+
+    def _gpu_option(self, variable, model, state, descriptor):
+        """What one GPU of a MIG node in ``state`` (None: any) taking ``descriptor`` gives and costs."""
+        self._gives(variable, gpu_supply(descriptor))
+        self._add("gpus_changed", variable, int(descriptor != state))
+        self._add("free_slices", variable, free_slices(model, descriptor))
 
     def objectives(self):
         senses = dict(served=MAXIMIZE, free_slices=MAXIMIZE)
@@ -236,64 +291,110 @@ class PoolProgram(object):
         """One choice per node (None: keep it) from a solution's ``values``."""
         choices = [None] * len(self.nodes)
         mig_positions = dict((id(family), []) for family in self.families)
-        family_of = dict((id(c), family) for family in self.families for c in family.classes)
-        for nodes_class in self.classes:
-            positions = list(nodes_class.positions)
-            del positions[: int(values[nodes_class.keep])]
-            gpus = len(nodes_class.node.current)
-            if nodes_class.whole is not None:
-                taken = int(values[nodes_class.whole[0]])
-                for position in positions[:taken]:
-                    choices[position] = nodes_class.whole[1]
-                del positions[:taken]
-            for shared, replicas, sharing, rename in nodes_class.shared:
-                taken, total = int(values[shared]), int(values[replicas])
-                for index, position in enumerate(positions[:taken]):
-                    each = total // taken + (1 if index < total % taken else 0)
-                    choices[position] = (shared_gpu(sharing, each, rename),) * gpus
-                del positions[:taken]
-            if nodes_class.mig is not None:
-                mig_positions[id(family_of[id(nodes_class)])].extend(positions[: int(values[nodes_class.mig])])
+        family_of = dict((id(group), family) for family in self.families for group in family.groups)
+        for group in self.groups:
+            gpus = len(group.node.current)
+            # The nodes whose option stops their pods: per pods count as many as the solution says, fewest pods first.
+            stopping = dict((pods, int(values[variable])) for variable, pods in group.moving)
+            moving, staying = [], []
+            for pods, positions in sorted(group.by_pods.items()):
+                moving.extend(positions[: stopping.get(pods, 0)])
+                staying.extend(positions[stopping.get(pods, 0) :])
+            for option in group.options:
+                taken = moving if option.stops else staying
+                count = int(values[option.variable])
+                chosen, taken[:] = taken[:count], taken[count:]
+                if option.kind == "mig":
+                    mig_positions[id(family_of[id(group)])].extend(chosen)
+                elif option.kind == "whole":
+                    for position in chosen:
+                        choices[position] = option.detail
+                elif option.kind == "shared":
+                    sharing, rename, replicas = option.detail
+                    total = int(values[replicas])
+                    for index, position in enumerate(chosen):
+                        each = total // count + (1 if index < total % count else 0)
+                        choices[position] = (shared_gpu(sharing, each, rename),) * gpus
+        by_model = {}
         for family in self.families:
-            for position, descriptors in zip(
-                mig_positions[id(family)], _mig_nodes(family, len(mig_positions[id(family)]), values)
-            ):
-                node = self.nodes[position]
-                slots = dict((state, list(descriptors[state])) for state in family.states)
-                choices[position] = tuple(slots[state].pop(0) for state in node.current)
+            gpus = [_FreeGpus(self.nodes[position], family.states) for position in mig_positions[id(family)]]
+            _place_kept_options(family, gpus, values)
+            by_model.setdefault(family.model.name, []).extend(gpus)
+            for position, node_gpus in zip(mig_positions[id(family)], gpus):
+                choices[position] = node_gpus
+        for name, gpus in by_model.items():
+            pooled = [(descriptor, int(values[variable])) for variable, descriptor in self.pooled[name]]
+            for descriptor, count in sorted(pooled, key=lambda entry: (-entry[1], repr(entry[0]))):
+                for node_gpus in gpus:
+                    count = node_gpus.take(None, descriptor, count)
+        for position, choice in enumerate(choices):
+            if isinstance(choice, _FreeGpus):
+                choices[position] = choice.descriptors()
         return choices
 
 
-def _mig_nodes(family, count, values):
-    """The GPUs of ``count`` MIG nodes of ``family``: per node, per GPU state, the options its GPUs take. Each node
-    takes one option that stops its pods first, then fills its GPUs in order, most-taken options first (so that nodes
-    come out alike), never leaving fewer stopping GPUs than nodes still to fill (the program's row guarantees enough).
-    """
-    pools = {}
+class _FreeGpus(object):
+    """A MIG node's GPUs being given their options: per state, the options given so far."""
+
+    def __init__(self, node, states):
+        self.node = node
+        self.given = dict((state, []) for state in states)
+        self.room = dict((state, list(node.current).count(state)) for state in states)
+
+    def take(self, state, descriptor, count):
+        """Give ``descriptor`` to up to ``count`` free GPUs in ``state`` (None: in any); the count left."""
+        for here in [state] if state is not None else sorted(self.given, key=repr):
+            placed = min(count, self.room[here] - len(self.given[here]))
+            self.given[here].extend([descriptor] * placed)
+            count -= placed
+        return count
+
+    def descriptors(self):
+        given = dict((state, list(options)) for state, options in self.given.items())
+        return tuple(given[state].pop(0) for state in self.node.current)
+
+
+def _place_kept_options(family, gpus, values):
+    """Give the family's MIG nodes (``gpus``) the options kept to a state. Those that do not stop the node's pods are
+    spread evenly, each state's from where the previous state's ended, so that no node gets more than the program's
+    row allows (all its GPUs but one); the others fill the GPUs in that state node after node. The pooled layouts
+    take the rest (PoolProgram.choices), so every node has a change that stops its pods."""
+    count = len(gpus)
+    start = 0
     for state in family.states:
-        pool = [
-            [descriptor, int(values[variable]), moves_pods(state, descriptor)]
-            for variable, descriptor in family.options[state]
-            if int(values[variable])
-        ]
-        pools[state] = sorted(pool, key=lambda entry: (-entry[1], repr(entry[0])))
-    stopping = sum(entry[1] for pool in pools.values() for entry in pool if entry[2])
-    nodes = []
-    for index in range(count):
-        later = count - index - 1
-        taken = dict((state, []) for state in family.states)
-        first = next((state, entry) for state in family.states for entry in pools[state] if entry[2] and entry[1])
-        taken[first[0]].append(first[1][0])
-        first[1][1] -= 1
-        stopping -= 1
-        for state in family.states:
-            while len(taken[state]) < family.per_node[state]:
-                entry = next(e for e in pools[state] if e[1] and not (e[2] and stopping - 1 < later))
-                taken[state].append(entry[0])
-                entry[1] -= 1
-                stopping -= int(entry[2])
-        nodes.append(taken)
-    return nodes
+        options = [(descriptor, int(values[variable])) for variable, descriptor in family.options[state]]
+        staying = [(d, n) for d, n in options if n and not moves_pods(state, d)]
+        total = sum(n for _d, n in staying)
+        shares = [total // count + (1 if (index - start) % count < total % count else 0) for index in range(count)]
+        start = (start + total) % count if count else 0
+        queue = [d for d, n in staying for _copy in range(n)]
+        for node_gpus, share in zip(gpus, shares):
+            for descriptor in queue[:share]:
+                node_gpus.take(state, descriptor, 1)
+            del queue[:share]
+        for descriptor, number in options:
+            if number and moves_pods(state, descriptor):
+                for node_gpus in gpus:
+                    number = node_gpus.take(state, descriptor, number)
+
+
+def _fewest_replicas(nodes, choices, demand):
+    """The nodes newly shared lose the replicas that serve nothing (beyond the demand), down to 2, node by node: the
+    same requests served, the same GPUs changed, no more sharing than needed."""
+    surplus = dict((r, n - demand.get(r, 0)) for r, n in pool_supply(nodes, choices).items())
+    trimmed = []
+    for node, descriptors in zip(nodes, choices):
+        shared = descriptors is not None and len(set(descriptors)) == 1 and descriptors[0][0] in (TIME_SLICING, MPS)
+        if shared and descriptors != node.current:
+            method, replicas, rename = descriptors[0]
+            resource = RESOURCE_GPU_SHARED if rename else RESOURCE_GPU
+            fewer = min(replicas - MIN_REPLICAS, max(0, surplus.get(resource, 0)) // len(descriptors))
+            if fewer and shared_gpu(method, replicas - fewer, rename) == node.current[0]:
+                fewer -= 1  # the node's own replicas would make it unchanged: one more keeps it a change
+            surplus[resource] = surplus.get(resource, 0) - fewer * len(descriptors)
+            descriptors = (shared_gpu(method, replicas - fewer, rename),) * len(descriptors)
+        trimmed.append(descriptors)
+    return trimmed
 
 
 def plan_pool(
@@ -310,9 +411,9 @@ def plan_pool(
     demand = pool_demand(nodes, pending)
     program = PoolProgram(nodes, demand, allow_moves, method, max_replicas)
     solution = solve_lexicographic(program.program, program.objectives(), program.start, time_limit)
-    choices = program.choices(solution.values)
+    choices = _fewest_replicas(nodes, program.choices(solution.values), demand)
     choices = [None if descriptors == node.current else descriptors for node, descriptors in zip(nodes, choices)]
     supply = pool_supply(nodes, choices)
     served = dict((resource, min(count, supply.get(resource, 0))) for resource, count in demand.items())
-    bound = dict((level.name, level.bound) for level in solution.levels)
+    bound = dict((level.name, None if level.bound is None else int(level.bound)) for level in solution.levels)
     return PoolPlan(choices, score_of(nodes, choices, pending), solution.exact, served, bound)

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The layout planner scores the same as a search over every option of every node, every valid MIG layout of every
-GPU included (issue 22, "Optimal where it can be checked"). The references here share no code with the planner's
-search: only the layout space (nvidia/mig_layouts, tested on its own) and what one GPU state advertises."""
+"""The layout planner (plan/layout_program's mixed-integer program, solved by HiGHS) scores the same as a search over
+every option of every node, every valid MIG layout of every GPU included (issue 28: "proven, not claimed"). The
+references here share no code with the program: they enumerate options and score them with their own functions; only
+the layout space (nvidia/mig_layouts, tested on its own) is common. The issue's three scarce fleets are checked against
+a counting bound written here."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -27,28 +29,65 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     WHOLE,
     Node,
     mig_gpu,
-    node_supply,
-    plan_pool,
-    pool_bound,
-    score_of,
     shared_gpu,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import plan_pool
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import mig_parted_layout
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 A30 = MODELS["A30 24GB"]
 A100 = MODELS["A100 80GB"]
 H100 = MODELS["H100 80GB HBM3"]
+# The replicas the references try (and the planner may give) per GPU: small, so that every option can be enumerated.
+MAX_REPLICAS = 6
 
 
 def key(score):
     return (score.served, -score.moved, -score.changed, score.free)
 
 
+def advertises(descriptors):
+    """What GPUs in these states advertise, written here apart from the planner's own."""
+    supply = {}
+    for descriptor in descriptors:
+        if descriptor[0] == "whole":
+            gives = {RESOURCE_GPU: 1}
+        elif descriptor[0] == "mig":
+            gives = dict((mig_resource_name(p), n) for p, n in descriptor[1])
+        elif descriptor[0] in ("time-slicing", "mps"):
+            gives = {RESOURCE_GPU_SHARED if descriptor[2] else RESOURCE_GPU: descriptor[1]}
+        else:
+            gives = {}
+        for resource, count in gives.items():
+            supply[resource] = supply.get(resource, 0) + count
+    return supply
+
+
+def total_demand(nodes, pending):
+    demand = dict((r, n) for r, n in pending.items() if n)
+    for node in nodes:
+        for resource, count in node.running.items():
+            demand[resource] = demand.get(resource, 0) + count
+    return demand
+
+
+def score(nodes, choices, pending):
+    """(served, -moved, -changed, free) of one choice per node, computed here."""
+    demand = total_demand(nodes, pending)
+    supply, moved, changed, free = {}, 0, 0, 0
+    for node, choice in zip(nodes, choices):
+        gives, node_moved, node_changed, node_free = option_value(node, choice)
+        moved, changed, free = moved + node_moved, changed + node_changed, free + node_free
+        for resource, count in gives.items():
+            supply[resource] = supply.get(resource, 0) + count
+    served = sum(min(count, supply.get(resource, 0)) for resource, count in demand.items())
+    return (served, -moved, -changed, free)
+
+
 def make_node(name, model, current, running=None, mig_allowed=True, mps_max=48):
     current = tuple(current)
     return Node(
-        name, "pool", model, current, node_supply(current), dict(running or {}), mig_allowed and bool(model), mps_max
+        name, "pool", model, current, advertises(current), dict(running or {}), mig_allowed and bool(model), mps_max
     )
 
 
@@ -63,18 +102,17 @@ def stops_pods(old, new):
     return old != new and (old[0] in kinds or new[0] in kinds)
 
 
-def every_option(node, demand, with_mig=True):
+def every_option(node, demand, with_mig=True, method=TIME_SLICING, top=MAX_REPLICAS):
     """Every state the node may take, as (descriptors or None to keep it): kept; every GPU whole; time-sliced or MPS
-    (as asked, or as now) by 2 up to the whole demand plus one, renamed or not; and with MIG, every valid layout of
-    every GPU (MIG off and the current state too), GPU by GPU."""
+    (as asked, or as now) by 2 up to ``top`` (MPS: and its client limit), renamed or not; and with MIG, every valid
+    layout of every GPU (MIG off and the current state too), GPU by GPU."""
     gpus = len(node.current)
     options = [None, (WHOLE,) * gpus]
-    top = sum(demand.values()) + 1
-    methods = set([TIME_SLICING]) | set(d[0] for d in node.current if d[0] in (TIME_SLICING, MPS))
-    for method in sorted(methods):
-        for replicas in range(2, (min(top, node.mps_max) if method == MPS else top) + 1):
+    methods = set([method]) | set(d[0] for d in node.current if d[0] in (TIME_SLICING, MPS))
+    for sharing in sorted(methods):
+        for replicas in range(2, (min(top, node.mps_max) if sharing == MPS else top) + 1):
             for rename in (False, True):
-                options.append((shared_gpu(method, replicas, rename),) * gpus)
+                options.append((shared_gpu(sharing, replicas, rename),) * gpus)
     if with_mig and node.mig_allowed:
         per_gpu = []
         for current in node.current:
@@ -91,10 +129,10 @@ def option_value(node, descriptors):
         return node.supply, 0, 0, sum(slices_free(node.model, d) for d in node.current)
     changed = sum(1 for old, new in zip(node.current, descriptors) if old != new)
     moved = sum(node.running.values()) if any(stops_pods(o, n) for o, n in zip(node.current, descriptors)) else 0
-    return node_supply(descriptors), moved, changed, sum(slices_free(node.model, d) for d in descriptors)
+    return advertises(descriptors), moved, changed, sum(slices_free(node.model, d) for d in descriptors)
 
 
-def node_table(node, demand, resources, allow_moves):
+def node_table(node, demand, resources, allow_moves, method=TIME_SLICING):
     """Every state the node may take, as capped supply -> the best (-moved, -changed, free) reaching it. The uniform
     options one by one; MIG GPU by GPU over every valid layout (the supply of a node is the sum of its GPUs', so the
     best per capped supply and "does a change stop the pods" is all a GPU needs to know of the ones before it)."""
@@ -105,7 +143,7 @@ def node_table(node, demand, resources, allow_moves):
         if capped not in table or value > table[capped]:
             table[capped] = value
 
-    for descriptors in every_option(node, demand, with_mig=False):
+    for descriptors in every_option(node, demand, False, method):
         supply, moved, changed, free = option_value(node, descriptors)
         if not (moved and not allow_moves):
             offer(supply, (-moved, -changed, free))
@@ -118,7 +156,7 @@ def node_table(node, demand, resources, allow_moves):
             following = {}
             for (supply, stopping), (changed, free) in partial.items():
                 for state in states:
-                    gives = node_supply([state])
+                    gives = advertises([state])
                     capped = tuple(min(demand[r], have + gives.get(r, 0)) for r, have in zip(resources, supply))
                     target = (capped, stopping or stops_pods(current, state))
                     value = (changed - int(state != current), free + slices_free(node.model, state))
@@ -133,7 +171,7 @@ def node_table(node, demand, resources, allow_moves):
     return table
 
 
-def exhaustive(nodes, pending, allow_moves):
+def exhaustive(nodes, pending, allow_moves, method=TIME_SLICING):
     """Every option of every node, node by node: for each supply reached (capped at the demand, all that counts for
     what is served) the best moves, changes and free slices of any way to reach it."""
     demand = dict(pending)
@@ -143,7 +181,7 @@ def exhaustive(nodes, pending, allow_moves):
     resources = sorted(demand)
     table = {tuple(0 for _r in resources): (0, 0, 0)}
     for node in nodes:
-        options = node_table(node, demand, resources, allow_moves)
+        options = node_table(node, demand, resources, allow_moves, method)
         reached = {}
         for supply, value in table.items():
             for adds, gain in options.items():
@@ -157,22 +195,14 @@ def exhaustive(nodes, pending, allow_moves):
 
 def brute_force(nodes, pending, allow_moves):
     """The plain product of every node's every option, scored whole."""
-    demand = dict(pending)
-    for node in nodes:
-        for resource, count in node.running.items():
-            demand[resource] = demand.get(resource, 0) + count
+    demand = total_demand(nodes, pending)
     best = None
     for choices in itertools.product(*[every_option(node, demand) for node in nodes]):
-        score = score_of(nodes, choices, pending)
-        if (
-            score.moved
-            and not allow_moves
-            and any(option_value(node, c)[1] for node, c in zip(nodes, choices) if c is not None)
-        ):
+        if not allow_moves and any(option_value(node, c)[1] for node, c in zip(nodes, choices)):
             continue
-        if best is None or key(score) > key(best):
-            best = score
-    return key(best)
+        value = score(nodes, choices, pending)
+        best = value if best is None or value > best else best
+    return best
 
 
 def random_gpu(rng, model, profiles):
@@ -187,33 +217,58 @@ def random_gpu(rng, model, profiles):
 
 def random_running(rng, descriptors):
     running = {}
-    for resource, count in node_supply(descriptors).items():
+    for resource, count in advertises(descriptors).items():
         used = rng.randint(0, count) if rng.random() < 0.5 else 0
         if used:
             running[resource] = used
     return running
 
 
-def random_pool(rng, gpu_count, gpus_per_node):
-    """Nodes of A100s then H100s (the same profile names), some partitioned, shared or whole, some running pods;
-    a demand of two MIG profiles and nvidia.com/gpu."""
+def random_pool(rng, gpu_count, gpus_per_node, scarce=False):
+    """Nodes of A100s then H100s (the same profile names), some partitioned, shared (time-slicing or MPS, renamed or
+    not), unknown or whole, some running pods; a demand of two MIG profiles, nvidia.com/gpu and sometimes
+    nvidia.com/gpu.shared, ``scarce``: several times what the GPUs hold."""
     profiles = rng.sample(sorted(set(A100.profiles) & set(H100.profiles)), 2)
     nodes = []
     for index in range(0, gpu_count, gpus_per_node):
         model = A100 if index < gpu_count // 2 else H100
         node_profiles = profiles if rng.random() < 0.7 else [rng.choice(sorted(model.profiles))]
         node_kind = rng.random()
-        if node_kind < 0.4:
+        if node_kind < 0.35:
             current = [random_gpu(rng, model, node_profiles) for _gpu in range(gpus_per_node)]
             current = [d if d[0] == "mig" else WHOLE for d in current]
+        elif node_kind < 0.5:
+            current = [shared_gpu(TIME_SLICING, rng.randint(2, 3), rng.random() < 0.3)] * gpus_per_node
         elif node_kind < 0.6:
-            current = [shared_gpu(TIME_SLICING, rng.randint(2, 3))] * gpus_per_node
+            current = [shared_gpu(MPS, rng.randint(2, 3))] * gpus_per_node
+        elif node_kind < 0.65:
+            current = [UNKNOWN] * gpus_per_node
         else:
             current = [WHOLE] * gpus_per_node
-        nodes.append(make_node("node-%d" % index, model, current, random_running(rng, current)))
-    pending = dict((mig_resource_name(profile), rng.randint(0, 3)) for profile in profiles)
-    pending[RESOURCE_GPU] = rng.randint(0, 3)
+        running = random_running(rng, current)
+        nodes.append(make_node("node-%d" % index, model, current, running, mps_max=rng.choice([0, 3, 48])))
+    most = 12 if scarce else 3
+    pending = dict((mig_resource_name(profile), rng.randint(0, most)) for profile in profiles)
+    pending[RESOURCE_GPU] = rng.randint(0, most * 3 if scarce else most)
+    if rng.random() < 0.3:
+        pending[RESOURCE_GPU_SHARED] = rng.randint(1, most)
     return nodes, pending
+
+
+def assert_planned_as_the_reference(nodes, pending, allow_moves, method=TIME_SLICING):
+    plan = plan_pool(nodes, pending, allow_moves, method, max_replicas=MAX_REPLICAS)
+    assert plan.exact
+    assert key(plan.score) == score(nodes, plan.choices, pending)
+    assert score(nodes, plan.choices, pending) == exhaustive(nodes, pending, allow_moves, method)
+    # What the solver proved is what the plan reaches.
+    assert [plan.bound[name] for name in ("served", "pods_moved", "gpus_changed", "free_slices")] == list(plan.score)
+    if not allow_moves:
+        assert all(option_value(node, choice)[1] == 0 for node, choice in zip(nodes, plan.choices))
+    # Every layout planned is one the collection's NVIDIA-exact validation (gpu_mig_config's) accepts for the model.
+    for node, choice in zip(nodes, plan.choices):
+        if choice and any(descriptor[0] == "mig" for descriptor in choice):
+            validate_mig_layout(mig_parted_layout(choice), node.model, len(choice), node.name)
+    return plan
 
 
 @pytest.mark.parametrize(
@@ -225,21 +280,13 @@ def random_pool(rng, gpu_count, gpus_per_node):
     ],
 )
 @pytest.mark.parametrize("allow_moves", [False, True])
-def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(gpu_count, gpus_per_node, seed, allow_moves):
-    nodes, pending = random_pool(
-        random.Random("pool-%d-%d-%d" % (gpu_count, gpus_per_node, seed)), gpu_count, gpus_per_node
-    )
-    plan = plan_pool(nodes, pending, allow_moves)
-    assert plan.exact
-    assert key(plan.score) == exhaustive(nodes, pending, allow_moves)
-    assert plan.score == score_of(nodes, plan.choices, pending)
-    # Every layout planned is one the collection's NVIDIA-exact validation (gpu_mig_config's) accepts for the model.
-    for node, choice in zip(nodes, plan.choices):
-        if choice and any(descriptor[0] == "mig" for descriptor in choice):
-            validate_mig_layout(mig_parted_layout(choice), node.model, len(choice), node.name)
-    # The bound is a relaxation: the best plan never beats it.
-    bound = pool_bound(nodes, pending, allow_moves, plan.served)
-    assert plan.score.served <= bound.served and plan.score.changed >= bound.changed
+@pytest.mark.parametrize("scarce", [False, True])
+def test_up_to_16_gpus_the_planner_scores_as_the_search_over_every_option(
+    gpu_count, gpus_per_node, seed, allow_moves, scarce
+):
+    rng = random.Random("pool-%d-%d-%d-%s" % (gpu_count, gpus_per_node, seed, scarce))
+    nodes, pending = random_pool(rng, gpu_count, gpus_per_node, scarce)
+    assert_planned_as_the_reference(nodes, pending, allow_moves, rng.choice([TIME_SLICING, MPS]))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -249,17 +296,50 @@ def test_on_small_pools_the_planner_scores_as_the_plain_product_of_every_option(
     a30 = make_node("a30", A30, [random_gpu(rng, A30, sorted(A30.profiles))])
     a30 = a30._replace(running=random_running(rng, a30.current))
     t4 = make_node("t4", None, [rng.choice([WHOLE, shared_gpu(TIME_SLICING, 2)])], mig_allowed=False)
-    pending = {mig_resource_name(rng.choice(sorted(A30.profiles))): rng.randint(1, 3), RESOURCE_GPU: rng.randint(0, 3)}
+    pending = {mig_resource_name(rng.choice(sorted(A30.profiles))): rng.randint(1, 3), RESOURCE_GPU: rng.randint(0, 9)}
     nodes = [a30, t4]
-    plan = plan_pool(nodes, pending, allow_moves)
-    assert key(plan.score) == brute_force(nodes, pending, allow_moves)
+    plan = plan_pool(nodes, pending, allow_moves, max_replicas=MAX_REPLICAS)
+    assert plan.exact and key(plan.score) == brute_force(nodes, pending, allow_moves)
+
+
+def slices_bound(gpus, model, demand):
+    """The most MIG instances of ``demand`` ({profile: count}) that ``gpus`` GPUs of ``model`` hold, counted in compute
+    slices and in memory slices apart, smallest first: no plan serves more (each instance takes its slices)."""
+    most = []
+    for field, total in (("slices", model.compute_slices), ("memory_slices", model.memory_slices)):
+        room, served = gpus * total, 0
+        for size, count in sorted((model.facts[p][field], n) for p, n in demand.items()):
+            taken = min(count, room // size)
+            served, room = served + taken, room - taken * size
+        most.append(served)
+    return min(most)
+
+
+SCARCE_FLEETS = [
+    (1, dict((p, 6) for p in ("4g.40gb", "3g.40gb", "2g.20gb", "1g.20gb", "1g.10gb")), 26),
+    (2, dict((p, 10**6) for p in ("1g.10gb", "2g.20gb", "3g.40gb")), 112),
+    (125, {"1g.10gb": 3000, "2g.20gb": 2000, "3g.40gb": 1500, "4g.40gb": 500, "7g.80gb": 200}, 5000),
+]
+
+
+@pytest.mark.parametrize("nodes_count, demand, served", SCARCE_FLEETS)
+def test_when_gpus_are_scarce_the_plan_serves_what_the_slices_allow(nodes_count, demand, served):
+    """Issue 28's fleets of H100 80GB HBM3 nodes, all whole, moves allowed: the greedy before served 20, 48 and 2,100."""
+    nodes = [make_node("h100-%d" % index, H100, [WHOLE] * 8) for index in range(nodes_count)]
+    pending = dict((mig_resource_name(profile), count) for profile, count in demand.items())
+    plan = plan_pool(nodes, pending, allow_moves=True)
+    assert slices_bound(8 * nodes_count, H100, demand) == served
+    assert plan.exact and plan.score.served == served == plan.bound["served"]
+    assert score(nodes, plan.choices, pending)[0] == served
+    for node, choice in zip(nodes, plan.choices):
+        validate_mig_layout(mig_parted_layout(choice), H100, 8, node.name)
 
 
 def test_a_fresh_a100_node_takes_the_layout_its_demand_needs_and_nothing_more():
     node = make_node("a100", A100, [WHOLE, WHOLE])
     plan = plan_pool([node], {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3})
     assert plan.score.served == 5 and plan.score.moved == 0
-    assert node_supply(plan.choices[0]) == {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3}
+    assert advertises(plan.choices[0]) == {mig_resource_name("3g.40gb"): 2, mig_resource_name("1g.10gb"): 3}
 
 
 def test_running_pods_stay_where_they_are_unless_moves_are_allowed():
@@ -274,6 +354,25 @@ def test_time_slicing_grows_its_replicas_without_moving_the_pods_it_runs():
     node = make_node("t4", None, [shared_gpu(TIME_SLICING, 2)], {RESOURCE_GPU: 2}, mig_allowed=False)
     plan = plan_pool([node], {RESOURCE_GPU: 2})
     assert plan.choices == [(shared_gpu(TIME_SLICING, 4),)] and plan.score.moved == 0
+
+
+def test_replicas_are_as_few_as_the_demand_needs_and_stop_at_max_replicas():
+    nodes = [make_node("t4-%d" % index, None, [WHOLE] * 2, mig_allowed=False) for index in range(3)]
+    plan = plan_pool(nodes, {RESOURCE_GPU: 9})
+    assert (
+        plan.score.served == 9
+        and sum(advertises(c or n.current)[RESOURCE_GPU] for n, c in zip(nodes, plan.choices)) < 12
+    )
+    capped = plan_pool(nodes, {RESOURCE_GPU: 10**6}, max_replicas=10)
+    assert capped.exact and capped.score.served == 60 == capped.bound["served"]
+    assert capped.choices == [(shared_gpu(TIME_SLICING, 10),) * 2] * 3
+
+
+def test_replicas_stop_at_what_the_kubelet_accepts_in_one_device_list():
+    # 8 GPUs: 8,761 replicas each is the largest list within the kubelet's 4 MiB (device_plugin_config).
+    node = make_node("h100", H100, [WHOLE] * 8, mig_allowed=False)
+    plan = plan_pool([node], {RESOURCE_GPU: 10**6}, max_replicas=70090)
+    assert plan.choices == [(shared_gpu(TIME_SLICING, 8761),) * 8]
 
 
 def test_mps_replicas_stop_at_the_control_daemons_limit():
@@ -294,41 +393,23 @@ def test_a_second_plan_after_applying_the_first_changes_nothing():
     applied = []
     for node, choice in zip(nodes, plan.choices):
         current = node.current if choice is None else choice
-        applied.append(node._replace(current=current, supply=node_supply(current)))
+        applied.append(node._replace(current=current, supply=advertises(current)))
     again = plan_pool(applied, pending)
     assert again.choices == [None] * len(nodes) and again.score.served == plan.score.served
 
 
-def big_pool(rng, nodes_count):
-    """A pool beyond the exact DP: 8-GPU nodes of A100 80GB and H100, a few hundred requests."""
-    nodes = []
-    for index in range(nodes_count):
-        model = A100 if index % 2 else H100
-        current = [WHOLE] * 8 if index % 3 else [mig_gpu((("1g.10gb", 7),))] * 8
-        running = random_running(rng, current)
-        nodes.append(make_node("node-%d" % index, model, current, running))
-    pending = {
-        mig_resource_name("1g.10gb"): 60,
-        mig_resource_name("3g.40gb"): 40,
-        mig_resource_name("2g.20gb"): 30,
-        RESOURCE_GPU: 50,
-    }
-    return nodes, pending
+def test_identical_nodes_are_one_class_so_the_program_does_not_grow_with_them():
+    from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import PoolProgram
+
+    demand = {mig_resource_name("1g.10gb"): 100, mig_resource_name("3g.40gb"): 50, RESOURCE_GPU: 30}
+    small = PoolProgram([make_node("n%d" % i, H100, [WHOLE] * 8) for i in range(2)], demand, True, TIME_SLICING, 48)
+    large = PoolProgram([make_node("n%d" % i, H100, [WHOLE] * 8) for i in range(1000)], demand, True, TIME_SLICING, 48)
+    assert len(large.program.names) == len(small.program.names)
 
 
-def test_above_the_work_limit_the_greedy_serves_what_it_can_within_the_bound():
-    nodes, pending = big_pool(random.Random("big"), 24)
-    plan = plan_pool(nodes, pending)
-    bound = pool_bound(nodes, pending, served=plan.served)
-    assert not plan.exact
-    assert plan.score == score_of(nodes, plan.choices, pending)
-    assert plan.score.served == bound.served and plan.score.moved == 0
-    assert plan.score.changed >= bound.changed
-
-
-def test_the_greedy_and_the_dp_agree_on_what_a_small_pool_serves():
-    nodes, pending = random_pool(random.Random("agree"), 16, 4)
-    exact = plan_pool(nodes, pending, allow_moves=True)
-    greedy = plan_pool(nodes, pending, allow_moves=True, work_limit=0)
-    assert not greedy.exact and greedy.score.served <= exact.score.served
-    assert greedy.score == score_of(nodes, greedy.choices, pending)
+def test_when_the_time_limit_stops_the_solver_the_plan_is_valid_and_says_it_is_not_proven():
+    nodes = [make_node("h100-%d" % index, H100, [WHOLE] * 8) for index in range(4)]
+    pending = {mig_resource_name("1g.10gb"): 20, mig_resource_name("3g.40gb"): 5}
+    plan = plan_pool(nodes, pending, allow_moves=True, time_limit=1e-9)
+    assert not plan.exact and plan.choices == [None] * 4  # nothing solved in time: the plan that changes nothing
+    assert plan.bound == dict(served=None, pods_moved=None, gpus_changed=None, free_slices=None)
