@@ -23,11 +23,12 @@ description:
   - The objective, in this order. Serve the most requests. Move the fewest running pods (a MIG change or an MPS
     change stops the node's GPU pods; a change of time-slicing replicas does not). Change the fewest GPUs. Leave the
     most MIG compute slices free.
-  - The search is exact (a dynamic programme over the supply reached, capped at the demand) while it takes at most
-    6 million steps, about 2 seconds at most. Above that a greedy plans the pool, and C(pools.<pool>.bound) says how
-    far it can be from the best. The unit tests compare the exact search with a search over every option of every
-    node on pools of up to 16 GPUs. The benchmark plans 1,000 nodes of 8 GPUs with 10,000 requests in well under a
-    second (README).
+  - The search is a mixed-integer program solved by HiGHS (through C(highspy)), one objective after the other.
+    Identical nodes are counted together, so the program grows with the kinds of nodes, not their number. The answer
+    is exact (C(pools.<pool>.exact)) only when HiGHS proves it optimal, with no gap, for every objective. When
+    I(time_limit) stops it first, the best plan found is returned, with HiGHS's bound on what any plan could reach.
+    The unit tests compare the answer with a search over every option of every node on pools of up to 16 GPUs. The
+    benchmark plans 1,000 nodes of 8 GPUs, with demand from half to five times what they hold (README).
   - Returns the module arguments (C(apply)) of M(gpushare.k8s.gpu_reset), M(gpushare.k8s.gpu_mig_config),
     M(gpushare.k8s.gpu_timeslicing) and M(gpushare.k8s.gpu_mps) that get every node to its planned state. A second
     plan, once they are applied, changes nothing.
@@ -35,6 +36,8 @@ description:
     anything.
 author:
   - gpushare.k8s contributors (@gpushare)
+requirements:
+  - highspy >= 1.15.1 (HiGHS, the solver; it brings numpy) on the host that runs the module
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpushare.k8s.k8s_auth
@@ -71,7 +74,9 @@ options:
       memory_gib:
         description:
           - GPU memory one pod needs, in GiB. With I(compute_share), the request becomes the smallest MIG profile of
-            the pool's GPU model that holds both, or C(nvidia.com/gpu) where the pool has no MIG.
+            the pool's GPU model that holds both, or C(nvidia.com/gpu) where no profile does.
+          - When no GPU of the pool has that much memory (GPU Feature Discovery's C(nvidia.com/gpu.memory)), the
+            request is unserved, with the reason, and not planned.
           - Give exactly one of I(resource), I(profile), or I(memory_gib) and I(compute_share).
         type: float
       compute_share:
@@ -101,6 +106,22 @@ options:
     type: bool
     default: false
     aliases: [drain]
+  max_replicas:
+    description:
+      - The most replicas per GPU the plan gives a time-sliced or MPS GPU. Demand beyond what the pool's GPUs give at
+        this many is unserved, with the reason.
+      - The default is the MPS control daemon's client limit (48 per GPU from compute capability 7.5, NVIDIA's
+        k8s-device-plugin C(cmd/mps-control-daemon/mps/device.go)). MPS also stops at 16 below compute capability 7.5.
+      - At most 70090. A node never gets more than its whole device list fits in the kubelet's 4 MiB gRPC message
+        (kubernetes/kubernetes#109304), so 8761 per GPU on a node of 8 GPUs.
+    type: int
+    default: 48
+  time_limit:
+    description:
+      - The seconds the solver may take for the whole plan, shared among the pools.
+      - When it runs out, the plan is the best found, with C(exact=false) and the solver's bound.
+    type: float
+    default: 10.0
   sharing_method:
     description:
       - How GPUs newly shared are shared. MPS replicas stop at the control daemon's limit (48 per GPU, 16 below
@@ -182,10 +203,11 @@ nodes:
 pools:
   description:
     - Per pool, its demand (pending and running) and the plan's score.
-    - C(exact) is true when the search was exact. C(bound) is what no plan can beat (a relaxation). C(served) is at
-      most each resource's demand, with the MIG instances the GPUs that may change could add. C(gpus_changed) is at
-      least the GPUs that the MIG instances this plan adds need (7 compute and 8 memory slices per GPU), plus 1 for
-      each of C(nvidia.com/gpu) and C(nvidia.com/gpu.shared) when they are short.
+    - C(exact) is true when HiGHS proved the plan optimal, with no gap, for every objective.
+    - C(bound) is, per objective, the best any plan could reach, given the objectives before it as the plan reaches
+      them. It is HiGHS's dual bound, and equal to the plan's own figure when C(exact). C(served) is the most any plan
+      serves. C(pods_moved) is the fewest pods any plan serving as much moves. C(gpus_changed) and C(free_slices)
+      continue the same way. It is null past the objective where I(time_limit) stopped the solver.
   returned: always
   type: dict
   sample:
@@ -198,7 +220,7 @@ pools:
       gpus_changed: 2
       free_slices: 1
       exact: true
-      bound: {"served": 7, "gpus_changed": 2}
+      bound: {"served": 7, "pods_moved": 0, "gpus_changed": 2, "free_slices": 1}
 pending_pods:
   description: The pods waiting for a GPU, their pool, what they request, and the scheduler's reason.
   returned: always

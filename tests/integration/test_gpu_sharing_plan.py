@@ -122,6 +122,8 @@ def test_pending_pods_run_once_the_plan_is_applied_and_the_second_plan_changes_n
     assert not plan.get("failed"), plan.get("msg")
     pool = plan["pools"][POOL]
     assert (pool["served"], pool["pods_moved"], pool["gpus_changed"], pool["exact"]) == (8, 1, 2, True)
+    # Proven by HiGHS: its bounds are the plan's own figures.
+    assert pool["bound"] == dict(served=8, pods_moved=1, gpus_changed=2, free_slices=pool["free_slices"])
     assert plan["unserved"] == []
     reasons = [entry["reason"] for entry in plan["pending_pods"]]
     assert any("Insufficient nvidia.com/mig-1g.10gb" in (reason or "") for reason in reasons), reasons
