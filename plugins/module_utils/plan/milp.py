@@ -197,7 +197,7 @@ def solve_lexicographic(program, objectives, start, time_limit, threads=1):
 
 def _integer_bound(bound, objective):
     """HiGHS's dual bound of an integer-valued objective as the integer it proves (None when it has none)."""
-    if bound is None or bound != bound or abs(bound) == INFINITY:
+    if bound is None or math.isnan(bound) or math.isinf(bound):
         return None
     if objective.sense == MAXIMIZE:
         return float(math.floor(bound + 1e-6))

@@ -324,7 +324,7 @@ SCARCE_FLEETS = [
 
 @pytest.mark.parametrize("nodes_count, demand, served", SCARCE_FLEETS)
 def test_when_gpus_are_scarce_the_plan_serves_what_the_slices_allow(nodes_count, demand, served):
-    """Issue 28's fleets of H100 80GB HBM3 nodes, all whole, moves allowed: the greedy before served 20, 48 and 2,100."""
+    """Issue 28's fleets of H100 80GB HBM3 nodes, all whole, moves allowed (the greedy served 20, 48 and 2,100)."""
     nodes = [make_node("h100-%d" % index, H100, [WHOLE] * 8) for index in range(nodes_count)]
     pending = dict((mig_resource_name(profile), count) for profile, count in demand.items())
     plan = plan_pool(nodes, pending, allow_moves=True)
