@@ -331,9 +331,11 @@ def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context
     # ansible-builder leaves out a collection's PyYAML (ansible-core brings it); the EE's own file pins it.
     runtime, ee = requirements(read("requirements.txt"), ">="), requirements(read("ee", "requirements.txt"), "==")
     assert [line for line in found["python"] if "gpushare.k8s" in line] == [
-        "kubernetes>=%s  # from collection gpushare.k8s" % runtime["kubernetes"]
+        "kubernetes>=%s  # from collection gpushare.k8s" % runtime["kubernetes"],
+        "highspy>=%s  # from collection gpushare.k8s" % runtime["highspy"],
     ]
     assert "kubernetes==%s  # from collection user" % ee["kubernetes"] in found["python"]
+    assert "highspy==%s  # from collection user" % ee["highspy"] in found["python"]
     assert "PyYAML==%s  # from collection user" % ee["pyyaml"] in found["python"]
     assert any(line.endswith("# from collection kubernetes.core") for line in found["python"])
     assert not any("gpushare.k8s" in line for line in found.get("system") or [])  # bindep.txt: comments only
