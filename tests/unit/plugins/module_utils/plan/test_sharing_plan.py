@@ -266,3 +266,14 @@ def test_no_mig_is_planned_while_the_single_strategy_serves_mig_nodes():
     assert "strategy is single" in single["unserved"][0]["reason"]
     fresh = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=[])
     assert fresh["findings"] == [] and fresh["apply"]["gpu_mig_config"][0]["strategy"] == "mixed"
+
+
+def test_the_modules_defaults_are_the_planners():
+    from ansible_collections.gpushare.k8s.plugins.module_utils.args import SHARING_PLAN_ARG_SPEC
+    from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import (
+        DEFAULT_MAX_REPLICAS,
+        DEFAULT_TIME_LIMIT,
+    )
+
+    assert SHARING_PLAN_ARG_SPEC["max_replicas"]["default"] == DEFAULT_MAX_REPLICAS == 48
+    assert SHARING_PLAN_ARG_SPEC["time_limit"]["default"] == DEFAULT_TIME_LIMIT == 10.0
