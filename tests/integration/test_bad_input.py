@@ -170,6 +170,9 @@ CASES = [
         {"requests": [{"profile": "1g.5gb", "count": 1, "pool": "nowhere"}]},
         ["requests[1]", "nowhere"],
     ),
+    ("plan-max-replicas-one", "gpu_sharing_plan", {"max_replicas": 1}, ["max_replicas is 1", "give 2"]),
+    ("plan-max-replicas-huge", "gpu_sharing_plan", {"max_replicas": 100000}, ["max_replicas", "4 MiB"]),
+    ("plan-time-limit-zero", "gpu_sharing_plan", {"time_limit": 0}, ["time_limit is 0"]),
     # --- the readiness modules
     (
         "tolerations-exists-with-value",
