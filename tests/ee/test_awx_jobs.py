@@ -104,6 +104,15 @@ def test_the_image_runs_python_3_13_which_verifies_certificates_strictly():
     assert shown.stdout.startswith("Python 3.13"), shown
 
 
+def test_the_image_has_the_planners_solver_at_the_pinned_version():
+    pinned = [
+        line.split("==")[1].strip() for line in open(os.path.join(REPO, "ee", "requirements.txt")) if "highspy" in line
+    ]
+    script = "import highspy, importlib.metadata as m; highspy.Highs(); print(m.version('highspy'))"
+    shown = subprocess.run(["podman", "run", "--rm", IMAGE, "python3", "-c", script], capture_output=True, text=True)
+    assert shown.returncode == 0 and shown.stdout.strip() == pinned[0], shown
+
+
 def test_preflight_and_verify_run_read_only(awx_job, cluster, api_client):
     with AuditWindow(cluster, api_client) as audit:
         preflight, _ = awx_job("preflight.yml", {"gpushare_fail_on": "never"})
