@@ -1,17 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The layout planner's search: one pool's plan as a mixed-integer program, solved exactly by plan/milp (HiGHS), then
-read back as one choice per node. Pure: no I/O (docs/PLANNER.md, "The program").
+"""The layout planner's search: one pool's plan as a mixed-integer program, solved by plan/milp (HiGHS), then
+read back as one choice per node. Pure: no I/O (docs/PLANNER.md, "The search").
 
-Identical nodes are one class and count as one integer per option: how many of them take it. The program grows with
-the number of classes and of MIG layouts, not with the number of nodes:
+Nodes with the same options and supply are one group, whatever pods they run, and count as one integer per option:
+how many of them take it. The program grows with the number of groups and of MIG layouts, not with the number of
+nodes:
 
-- per class: ``keep`` (nodes left as they are: they serve what they advertise now), ``whole`` (every GPU whole), per
+- per group: ``keep`` (nodes left as they are: they serve what they advertise now), ``whole`` (every GPU whole), per
   sharing method and renaming a pair (``shared``, ``replicas``): how many nodes share their GPUs that way and the
   replicas per GPU they have in all, between 2 and the most per node times ``shared`` (replicas equal to the node's
-  own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG;
-- per family of classes (the same model, the same GPU states, differing in pods or in what they advertise), per GPU
+  own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG. Per pods count,
+  how many of the nodes whose option stops their pods run that many: they add up to those options' nodes and each
+  costs its pods (a convex cost: the cheapest nodes are taken, with nothing for the solver to choose between);
+- per family of groups (the same model and GPU states, differing in pods, supply or MPS limit), per GPU
   state: how many GPUs of its MIG nodes stay as they are, go whole, or take a layout that is the state of another
   family (a change for them, none for that family); at most the GPUs in that state, and at most all but one GPU per
   node not stopping the node's pods (a MIG node with no such change is a ``keep``, or a time-sliced node going whole
@@ -21,8 +24,8 @@ the number of classes and of MIG layouts, not with the number of nodes:
   families: no copies for the solver to tell apart); with the rest, every GPU of every MIG node takes one option;
 - per resource ``served``, at most the demand and at most what the choices advertise.
 
-The objectives, in order (plan/milp solves them one after the other): the most served; the fewest pods moved (a
-class's pods times its nodes whose change stops them); the fewest GPUs changed; the most MIG compute slices free. The
+The objectives, in order (plan/milp solves them one after the other): the most served; the fewest pods moved (the
+pods of the nodes whose change stops them); the fewest GPUs changed; the most MIG compute slices free. The
 nodes newly shared then lose the replicas that serve nothing.
 """
 
@@ -124,7 +127,7 @@ class _Group(object):
 
 
 class _Family(object):
-    """Classes whose MIG nodes are interchangeable: per GPU state, how many of a node's GPUs are in it, and per state
+    """Groups whose MIG nodes are interchangeable: per GPU state, how many of a node's GPUs are in it, and per state
     the variables of the options kept to it (as it is, whole, another family's state)."""
 
     def __init__(self, node):
@@ -140,7 +143,7 @@ class PoolProgram(object):
     """The program of one pool, its objectives, the plan that changes nothing (a start), and the reading back."""
 
     def __init__(self, nodes, demand, allow_moves, method, max_replicas):
-        self.nodes, self.demand = nodes, demand
+        self.nodes = nodes
         self.program = IntegerProgram()
         self.start = []
         self.terms = dict((name, {}) for name in OBJECTIVES)
@@ -184,10 +187,10 @@ class PoolProgram(object):
             terms = self.terms[objective]
             terms[variable] = terms.get(variable, 0) + coefficient
 
-    def _gives(self, variable, gives, factor=1):
+    def _gives(self, variable, gives):
         for resource, count in gives.items():
             if resource in self.supply and count:
-                self.supply[resource][variable] = self.supply[resource].get(variable, 0) + count * factor
+                self.supply[resource][variable] = self.supply[resource].get(variable, 0) + count
 
     def _option(self, group, name, stops, kind, detail=None, start=0):
         """A variable counting the group's nodes that take an option."""
