@@ -8,8 +8,9 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # What every module adds to kubernetes.core's connection options (its k8s_auth_options fragment, which each
-    # module extends too): the action group, the libraries, and how AWX's credential reaches the options.
+    # What every module adds to kubernetes.core's connection options (gpushare.k8s.k8s_auth_options, generated from
+    # kubernetes.core's fragment, which each module extends too): the action group, the libraries, and how AWX's
+    # credential reaches the options.
     DOCUMENTATION = r"""
 attributes:
   action_group:
