@@ -16,7 +16,9 @@ attributes:
   action_group:
     description:
       - Use C(group/gpushare.k8s.gpushare) in C(module_defaults) to set the connection options once for every
-        module of this collection and of C(kubernetes.core)'s C(k8s) group.
+        module of this collection, of C(kubernetes.core)'s C(k8s) group, and for M(kubernetes.core.helm) (which the
+        roles install charts with; it takes only O(kubeconfig), O(context), O(host), O(api_key), O(ca_cert) and
+        O(validate_certs)).
     support: full
     membership:
       - gpushare.k8s.gpushare
