@@ -24,7 +24,7 @@ attributes:
       - gpushare.k8s.gpushare
 requirements:
   - python >= 3.9
-  - kubernetes >= 24.2.0
+  - kubernetes >= 31.0.0
   - PyYAML >= 5.4
 notes:
   - The connection options and their E(K8S_AUTH_*) environment variables behave as in M(kubernetes.core.k8s),

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_monitoring
 short_description: Switch the DCGM exporter and its ServiceMonitor on or off
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Sets the ClusterPolicy's C(spec.dcgmExporter.enabled) (the DCGM exporter DaemonSet, GPU metrics for
     Prometheus) and C(spec.dcgmExporter.serviceMonitor.enabled) (the ServiceMonitor that makes the

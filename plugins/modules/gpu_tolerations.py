@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_tolerations
 short_description: Let the GPU Operator and Node Feature Discovery run on tainted GPU nodes
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Adds or removes tolerations in the ClusterPolicy's C(spec.daemonsets.tolerations), the list every
     operand DaemonSet (driver, toolkit, device plugin, GPU Feature Discovery, DCGM, MIG manager, validator)
