@@ -48,14 +48,18 @@ def test_the_awx_file_pulls_that_image():
 def test_tests_ee_builds_that_name():
     with open(os.path.join(ROOT, "tests", "ee", "build.sh")) as stream:
         build = stream.read()
-    assert 'IMAGE=${GPUSHARE_EE_IMAGE:-localhost/$(' in build and '["options"]["tags"][0]' in build
+    assert "IMAGE=${GPUSHARE_EE_IMAGE:-localhost/$(" in build and '["options"]["tags"][0]' in build
 
 
 def test_every_image_and_tarball_name_in_the_repository_carries_the_version():
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     found = []
     for path in files + ["ansible-navigator.yml"]:
-        if path.startswith(("testbed/", "changelogs/")) or path == "CHANGELOG.rst" or not os.path.isfile(os.path.join(ROOT, path)):
+        if (
+            path.startswith(("testbed/", "changelogs/"))
+            or path == "CHANGELOG.rst"
+            or not os.path.isfile(os.path.join(ROOT, path))
+        ):
             continue
         try:
             with open(os.path.join(ROOT, path)) as stream:
