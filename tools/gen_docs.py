@@ -6,6 +6,11 @@
 Run from anywhere with the project's Python: ``python tools/gen_docs.py`` (``make docs``); ``--check`` writes
 nothing and exits 1 naming each file that differs from what it would write (a unit test runs that check).
 
+- ``plugins/doc_fragments/k8s_auth_options.py``: kubernetes.core's connection options (its ``k8s_auth_options``
+  fragment, from the copy ``make venv`` installs), as this collection's own fragment: every module extends it, so
+  that its documentation renders where kubernetes.core is not installed (Galaxy's and Automation Hub's importer runs
+  ``ansible-doc`` with no dependency). The options are kubernetes.core's, parsed and written again (long lines
+  folded, the result checked to parse to the same data); each ``version_added`` is marked as kubernetes.core's.
 - ``docs/modules.md``: an index of every module of ``plugins/modules/``, its short description, check and diff
   mode support, one line per option (type, required or default, choices, the description's first sentence) and
   a link to the module's file. The options are the ones ``ansible-doc --json`` gives, doc fragments merged
@@ -34,9 +39,10 @@ COLLECTION = "gpushare.k8s"
 NAMESPACE, NAME = COLLECTION.split(".")
 MODULES_DIR = os.path.join(ROOT, "plugins", "modules")
 # kubernetes.core, galaxy.yml's dependency, where `make venv` puts it: its k8s_auth_options fragment documents the
-# connection options every module extends.
+# connection options, which CONNECTION_FRAGMENT (generated) ships as this collection's own.
 KUBERNETES_CORE_DIR = os.path.join(ROOT, ".build", "ansible_collections", "kubernetes")
-CONNECTION_FRAGMENT = os.path.join(KUBERNETES_CORE_DIR, "core", "plugins", "doc_fragments", "k8s_auth_options.py")
+KUBERNETES_CORE_FRAGMENT = os.path.join(KUBERNETES_CORE_DIR, "core", "plugins", "doc_fragments", "k8s_auth_options.py")
+CONNECTION_FRAGMENT = os.path.join(ROOT, "plugins", "doc_fragments", "k8s_auth_options.py")
 ROLES_DIR = os.path.join(ROOT, "roles")
 MODULES_MD = os.path.join(ROOT, "docs", "modules.md")
 BEGIN = "<!-- BEGIN GENERATED VARIABLES -->"
@@ -68,10 +74,84 @@ def module_names():
     return sorted(name[:-3] for name in os.listdir(MODULES_DIR) if name.endswith(".py") and name != "__init__.py")
 
 
+def fragment_documentation(path):
+    """The parsed DOCUMENTATION of the doc fragment ``path``."""
+    return yaml.safe_load(python_string(path, "DOCUMENTATION", "ModuleDocFragment") or "") or {}
+
+
 def connection_option_names():
-    """The option names of kubernetes.core's connection fragment."""
-    text = python_string(CONNECTION_FRAGMENT, "DOCUMENTATION", "ModuleDocFragment")
-    return set((yaml.safe_load(text) or {}).get("options") or {})
+    """The option names of the connection fragment."""
+    return set(fragment_documentation(CONNECTION_FRAGMENT).get("options") or {})
+
+
+def kubernetes_core_version():
+    with open(os.path.join(KUBERNETES_CORE_DIR, "core", "MANIFEST.json")) as stream:
+        return json.load(stream)["collection_info"]["version"]
+
+
+def mark_version_added(options, collection):
+    """``version_added_collection`` on every option (and suboption) that has a ``version_added``, as ansible-doc
+    marks those of another collection's fragment: they are kubernetes.core's versions, not this collection's."""
+    for option in options.values():
+        if "version_added" in option:
+            option.setdefault("version_added_collection", collection)
+        mark_version_added(option.get("suboptions") or {}, collection)
+
+
+# Longest line of the generated fragment (make test-format allows 120 columns).
+FRAGMENT_WIDTH = 116
+
+
+def fold_long_scalar(line):
+    """A list item ``<indent>- <scalar>`` too long for one line (a URL has no space to fold at) as a double-quoted
+    scalar split by escaped line breaks, which YAML joins with nothing in between."""
+    indent, item = line.split("- ", 1)
+    text = yaml.safe_load(item)
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    chunks, size = [], FRAGMENT_WIDTH - len(indent) - 4
+    while escaped:
+        cut = min(size, len(escaped))
+        # Never split an escape, nor before a space (YAML strips a continuation line's leading spaces).
+        while cut < len(escaped) and (escaped[cut - 1] == "\\" or escaped[cut] == " "):
+            cut -= 1
+        chunks.append(escaped[:cut])
+        escaped = escaped[cut:]
+    lines = ['%s- "%s\\' % (indent, chunks[0])] + ["%s  %s\\" % (indent, chunk) for chunk in chunks[1:]]
+    return "\n".join(lines)[: -len("\\")] + '"'
+
+
+def connection_fragment():
+    """The text of CONNECTION_FRAGMENT: kubernetes.core's fragment, parsed and written again."""
+    documentation = fragment_documentation(KUBERNETES_CORE_FRAGMENT)
+    if not documentation.get("options"):
+        raise DocsError("no options in %s (run make venv)" % KUBERNETES_CORE_FRAGMENT)
+    mark_version_added(documentation["options"], "kubernetes.core")
+    text = yaml.safe_dump(documentation, sort_keys=False, width=FRAGMENT_WIDTH - 16, default_flow_style=False)
+    text = "\n".join(fold_long_scalar(line) if len(line) > FRAGMENT_WIDTH else line for line in text.splitlines())
+    if yaml.safe_load(text) != documentation or max(len(line) for line in text.splitlines()) > FRAGMENT_WIDTH:
+        raise DocsError("could not write kubernetes.core's connection options in %d columns" % FRAGMENT_WIDTH)
+    return CONNECTION_FRAGMENT_TEMPLATE % (kubernetes_core_version(), text)
+
+
+CONNECTION_FRAGMENT_TEMPLATE = '''# -*- coding: utf-8 -*-
+# Copyright: (c) 2018, Red Hat | Ansible
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# GENERATED by tools/gen_docs.py (make docs) from kubernetes.core %s's doc fragment k8s_auth_options: do not edit.
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # kubernetes.core's connection options (the modules take its argument spec, plugins/module_utils/args.py), as this
+    # collection's own fragment: the modules' documentation then renders where kubernetes.core is not installed, as
+    # Galaxy's and Automation Hub's importer runs ansible-doc. tests/unit/test_connection_fragment.py keeps it equal.
+    DOCUMENTATION = r"""
+%s
+"""
+'''
 
 
 def ansible_doc(names):
@@ -80,7 +160,6 @@ def ansible_doc(names):
         namespace_dir = os.path.join(tmp, "ansible_collections", NAMESPACE)
         os.makedirs(namespace_dir)
         os.symlink(ROOT, os.path.join(namespace_dir, NAME))
-        os.symlink(KUBERNETES_CORE_DIR, os.path.join(tmp, "ansible_collections", "kubernetes"))
         env = dict(
             os.environ,
             ANSIBLE_COLLECTIONS_PATH=tmp,
@@ -361,10 +440,20 @@ def read(path):
         return stream.read()
 
 
-def generate():
+def write(path, text):
+    with open(path, "w") as stream:
+        stream.write(text)
+    print("wrote %s" % os.path.relpath(path, ROOT))
+
+
+def generate(check=False):
     """Every generated file: path -> the text it should have."""
     names = module_names()
-    outputs = {MODULES_MD: modules_markdown(ansible_doc(names), connection_option_names())}
+    outputs = {CONNECTION_FRAGMENT: connection_fragment()}
+    if read(CONNECTION_FRAGMENT) != outputs[CONNECTION_FRAGMENT] and not check:
+        # The modules' docs below are read from it.
+        write(CONNECTION_FRAGMENT, outputs[CONNECTION_FRAGMENT])
+    outputs[MODULES_MD] = modules_markdown(ansible_doc(names), connection_option_names())
     for role in role_names():
         path = os.path.join(ROLES_DIR, role, "README.md")
         outputs[path] = role_readme(role, read(path))
@@ -376,7 +465,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the stale files")
     args = parser.parse_args(argv)
     try:
-        outputs = generate()
+        outputs = generate(check=args.check)
     except DocsError as error:
         print("gen_docs.py: %s" % error, file=sys.stderr)
         return 2
@@ -390,9 +479,7 @@ def main(argv=None):
             )
         return 1 if stale else 0
     for path in stale:
-        with open(path, "w") as stream:
-            stream.write(outputs[path])
-        print("wrote %s" % os.path.relpath(path, ROOT))
+        write(path, outputs[path])
     return 0
 
 

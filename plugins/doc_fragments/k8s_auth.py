@@ -8,20 +8,23 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # What every module adds to kubernetes.core's connection options (its k8s_auth_options fragment, which each
-    # module extends too): the action group, the libraries, and how AWX's credential reaches the options.
+    # What every module adds to kubernetes.core's connection options (gpushare.k8s.k8s_auth_options, generated from
+    # kubernetes.core's fragment, which each module extends too): the action group, the libraries, and how AWX's
+    # credential reaches the options.
     DOCUMENTATION = r"""
 attributes:
   action_group:
     description:
       - Use C(group/gpushare.k8s.gpushare) in C(module_defaults) to set the connection options once for every
-        module of this collection and of C(kubernetes.core)'s C(k8s) group.
+        module of this collection, of C(kubernetes.core)'s C(k8s) group, and for M(kubernetes.core.helm) (which the
+        roles install charts with; it takes only O(kubeconfig), O(context), O(host), O(api_key), O(ca_cert) and
+        O(validate_certs)).
     support: full
     membership:
       - gpushare.k8s.gpushare
 requirements:
   - python >= 3.9
-  - kubernetes >= 24.2.0
+  - kubernetes >= 31.0.0
   - PyYAML >= 5.4
 notes:
   - The connection options and their E(K8S_AUTH_*) environment variables behave as in M(kubernetes.core.k8s),

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 name: gpu_state_table
 short_description: A per-node table of GPU sharing before and after a change
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Takes the C(nodes) that M(gpushare.k8s.gpu_info) returned before a change and gives one fixed-width line
     per GPU node (and a header) with its sharing before and after (strategy, replicas, MIG state) and the

@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 name: machineset_nodes
 short_description: The nodes of each OpenShift MachineSet, from its Machines
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Takes OpenShift Machines (C(machine.openshift.io/v1beta1), for example the C(resources) of
     M(kubernetes.core.k8s_info)) and gives each MachineSet's node names, sorted.

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_autoscaling
 short_description: Tell the cluster autoscaler what GPU pools bring
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - "On OpenShift, for each GPU MachineSet (or those named in O(machinesets)): sets the node label
     C(cluster-api/accelerator) (the GPU type the autoscaler matches against its limits) in
@@ -39,7 +39,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.nodes
   - gpushare.k8s.attributes

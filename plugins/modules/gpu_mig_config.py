@@ -46,7 +46,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.nodes

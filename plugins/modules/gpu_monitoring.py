@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_monitoring
 short_description: Switch the DCGM exporter and its ServiceMonitor on or off
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Sets the ClusterPolicy's C(spec.dcgmExporter.enabled) (the DCGM exporter DaemonSet, GPU metrics for
     Prometheus) and C(spec.dcgmExporter.serviceMonitor.enabled) (the ServiceMonitor that makes the
@@ -22,7 +22,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.attributes

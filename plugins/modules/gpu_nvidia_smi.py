@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_nvidia_smi
 short_description: Read what the GPUs themselves report, with nvidia-smi on each GPU node
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Runs C(nvidia-smi -L) and C(nvidia-smi mig -lgi) on each GPU node through the Kubernetes C(pods/exec)
     API (as C(kubectl exec) does), in the GPU Operator's driver pod (DaemonSet C(nvidia-driver-daemonset),
@@ -29,7 +29,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.nodes

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_preflight
 short_description: Find what stops GPU sharing from working, with the fix for each problem
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads the cluster and reports one finding per problem, each with its severity, the object
     concerned, what is wrong, the exact fix and the module, option or setting that makes it.
@@ -46,7 +46,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.attributes.read_only

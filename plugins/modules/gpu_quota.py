@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_quota
 short_description: Cap the GPUs, shared slices or MIG devices a namespace can take
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates or updates a ResourceQuota in a namespace with C(requests.<resource>) limits for NVIDIA
     resources, for example C(nvidia.com/gpu), C(nvidia.com/gpu.shared) or C(nvidia.com/mig-1g.10gb).
@@ -21,7 +21,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.attributes
 options:

@@ -39,7 +39,7 @@ author:
 requirements:
   - highspy >= 1.15.1 (HiGHS, the solver; it brings numpy) on the host that runs the module
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.attributes.read_only

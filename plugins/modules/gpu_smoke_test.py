@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_smoke_test
 short_description: Prove GPU sharing works with a real workload, and see how many replicas got a slice
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Runs the workload NVIDIA's guides run (a Deployment of O(replicas), or that many bare pods), each
     container requesting and limited to O(amount) of O(resource), tolerating the C(nvidia.com/gpu) taint,
@@ -24,7 +24,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.nodes
 attributes:

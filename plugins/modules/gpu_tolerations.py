@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_tolerations
 short_description: Let the GPU Operator and Node Feature Discovery run on tainted GPU nodes
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Adds or removes tolerations in the ClusterPolicy's C(spec.daemonsets.tolerations), the list every
     operand DaemonSet (driver, toolkit, device plugin, GPU Feature Discovery, DCGM, MIG manager, validator)
@@ -27,7 +27,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.attributes

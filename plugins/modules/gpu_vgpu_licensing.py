@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_vgpu_licensing
 short_description: License NVIDIA vGPU guest drivers through the NVIDIA License System
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Stores the NLS client configuration token (C(client_configuration_token.tok)) and C(gridd.conf) in a
     Secret of the operator's namespace, and points the ClusterPolicy's C(spec.driver.licensingConfig) at it
@@ -28,7 +28,7 @@ description:
 author:
   - gpushare.k8s contributors (@gpushare)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - gpushare.k8s.k8s_auth_options
   - gpushare.k8s.k8s_auth
   - gpushare.k8s.operator
   - gpushare.k8s.attributes

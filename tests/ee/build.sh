@@ -19,7 +19,9 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VENV=${VENV:-$REPO/.venv}
 STATE=${GPUSHARE_EE_DIR:-$REPO/.ee}
-IMAGE=${GPUSHARE_EE_IMAGE:-localhost/gpushare-ee:test}
+# The EE's one name: execution-environment.yml's tag (gpushare-ee:<collection version>), as podman names an image
+# built without a registry (ansible-navigator.yml and awx/gpushare-k8s.yml name the same; tests/unit/test_ee_name.py).
+IMAGE=${GPUSHARE_EE_IMAGE:-localhost/$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["options"]["tags"][0])' "$REPO/execution-environment.yml")}
 # pip comes with the base: Debian disables ensurepip for its system python, so ansible-builder's pip step is skipped.
 BASE_PACKAGES=python3,python3-pip,ca-certificates
 BASE_IMAGE=localhost/gpushare-ee-base:trixie-$(printf '%s' "$BASE_PACKAGES" | sha256sum | cut -c1-8)

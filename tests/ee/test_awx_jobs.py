@@ -15,6 +15,7 @@ import sys
 
 import ansible_runner
 import pytest
+import yaml
 from kubernetes import client
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -24,7 +25,9 @@ from integration_helpers import AuditWindow, Cluster, labels  # noqa: E402
 
 from testbed import seed  # noqa: E402
 
-IMAGE = os.environ.get("GPUSHARE_EE_IMAGE", "localhost/gpushare-ee:test")
+with open(os.path.join(REPO, "execution-environment.yml")) as _stream:
+    # The EE's one name (execution-environment.yml's tag), as podman names an image built without a registry.
+    IMAGE = os.environ.get("GPUSHARE_EE_IMAGE") or "localhost/" + yaml.safe_load(_stream)["options"]["tags"][0]
 NODE = "gpu-t4-0"
 # The "GPU sharing on OpenShift" template (awx/gpushare-k8s.yml): its extra variables, then its survey's answers,
 # which AWX sends as strings for the multiple-choice booleans and as integers for the integer questions.

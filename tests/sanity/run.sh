@@ -38,8 +38,8 @@ trap 'rm -rf "$WORK"' EXIT
 COLLECTION=$WORK/ansible_collections/gpushare/k8s
 mkdir -p "$COLLECTION"
 tar -xzf "$WORK"/dist/gpushare-k8s-*.tar.gz -C "$COLLECTION"
-# galaxy.yml's dependency beside it, as an install puts it: the modules extend kubernetes.core's connection fragment
-# and import its argument spec, which validate-modules and the import test resolve from there.
+# galaxy.yml's dependency beside it, as an install puts it: the modules import kubernetes.core's connection argument
+# spec, which validate-modules and the import test resolve from there (their docs need only the collection itself).
 cp -r "$REPO/.build/ansible_collections/kubernetes" "$WORK/ansible_collections/kubernetes"
 
 # --- 2. offline pip bootstrap for ansible-test's venvs ------------------------------------------

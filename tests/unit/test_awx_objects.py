@@ -113,3 +113,41 @@ def test_a_survey_question_matches_what_its_playbook_or_role_takes(template, que
         assert question["choices"] == option["choices"]
     else:
         assert "choices" not in option
+
+
+# What awxkit (24.6.1, awxkit/api/pages/*.py NATURAL_KEY) builds the natural key of an existing object from, limited to
+# the fields AWX's API serves for that type: a key in the file with any other field never matches what exists, and a
+# second import then creates the object again, which AWX refuses (issue 29: inventory sources have no organization).
+NATURAL_KEY_FIELDS = {
+    "execution_environment": {"name"},
+    "credential_type": {"name", "kind"},
+    "project": {"organization", "name"},
+    "inventory": {"organization", "name"},
+    "host": {"name", "inventory"},
+    "inventory_source": {"name", "inventory"},
+    "job_template": {"organization", "name"},
+}
+
+
+def natural_keys(value):
+    if isinstance(value, dict):
+        if "natural_key" in value:
+            yield value["natural_key"]
+        for item in value.values():
+            for key in natural_keys(item):
+                yield key
+    elif isinstance(value, list):
+        for item in value:
+            for key in natural_keys(item):
+                yield key
+
+
+def test_every_natural_key_holds_only_fields_awx_matches_on():
+    keys = list(natural_keys(OBJECTS))
+    assert any(key["type"] == "inventory_source" for key in keys)
+    wrong = [
+        key
+        for key in keys
+        if key["type"] in NATURAL_KEY_FIELDS and set(key) - {"type"} != NATURAL_KEY_FIELDS[key["type"]]
+    ]
+    assert wrong == []
