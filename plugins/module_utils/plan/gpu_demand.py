@@ -227,7 +227,7 @@ class DemandEvents(object):
             self.mark = lowered(self.mark, demand)
             self.marked_nodes = nodes
             self.why_not = (
-                "no event: the demand (%s) is what the last event had" % describe_demand(demand)
+                "no event: the demand (%s) holds nothing the last event did not" % describe_demand(demand)
                 if demand
                 else "no event: no pod waits for planned GPU resources"
             )

@@ -139,7 +139,7 @@ def test_the_same_demand_after_a_plan_gives_no_event_and_says_why():
     events.watched(PODS, "DELETED", unschedulable("a", pool="h100"), 100.0)
     events.watched(PODS, "ADDED", unschedulable("a", pool="h100"), 101.0)
     assert events.take(200.0) is None
-    assert events.why_not == "no event: the demand (pool h100: 1 %s) is what the last event had" % MIG_SMALL
+    assert events.why_not == "no event: the demand (pool h100: 1 %s) holds nothing the last event did not" % MIG_SMALL
 
 
 def test_a_demand_that_shrinks_gives_no_event_and_a_later_wave_gives_one():
