@@ -52,6 +52,9 @@ PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own: in the openshift job, which has room for it.
 LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
+# The gpu_autoplan rulebook through ansible-rulebook (scaleway profile, Java): two minutes on its own cluster, more
+# than the scaleway job has room for; run alone (docs/EDA.md, "How it is tested").
+EDA_FILES="tests/integration/test_eda_autoplan.py"
 OTHER_FILES="tests/integration $LIFECYCLE_FILES $(for file in $MIG_JOB_FILES $READY_JOB_FILES $PLAYBOOK_FILES; do
     printf ' --ignore=%s' "$file"
 done)"
@@ -60,7 +63,7 @@ declare -A JOB_PYTEST=(
     [openshift-ready]=$READY_JOB_FILES
     [openshift]=$OTHER_FILES
     [openshift-molecule]=$PLAYBOOK_FILES
-    [scaleway]="tests/integration"
+    [scaleway]="tests/integration --ignore=$EDA_FILES"
     [vks]="tests/integration $HELM_CHART_FILES"
 )
 declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks]="vks-helm" [vks-molecule]="vks hami")
