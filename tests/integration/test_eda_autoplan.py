@@ -46,7 +46,7 @@ class Rulebook(object):
     """ansible-rulebook running gpushare.k8s.gpu_autoplan, its output (the source's log and the playbooks') in
     ``log``."""
 
-    def __init__(self, cluster, folder):
+    def __init__(self, cluster, folder, variables):
         self.log = str(folder / "ansible-rulebook.log")
         inventory = folder / "inventory.yml"
         inventory.write_text(
@@ -60,14 +60,15 @@ class Rulebook(object):
                 }
             )
         )
-        variables = folder / "vars.yml"
-        variables.write_text(
+        variables_file = folder / "vars.yml"
+        variables_file.write_text(
             yaml.safe_dump(
-                {
-                    "gpu_autoplan_pool_label": POOL_LABEL,
-                    "gpu_autoplan_settle_seconds": SETTLE_SECONDS,
-                    "gpu_autoplan_cool_down_seconds": COOL_DOWN_SECONDS,
-                }
+                dict(
+                    variables,
+                    gpu_autoplan_pool_label=POOL_LABEL,
+                    gpu_autoplan_settle_seconds=SETTLE_SECONDS,
+                    gpu_autoplan_cool_down_seconds=COOL_DOWN_SECONDS,
+                )
             )
         )
         env = module_env(cluster, {"PATH": VENV_BIN + os.pathsep + os.environ["PATH"]})
@@ -80,7 +81,7 @@ class Rulebook(object):
                     "--inventory",
                     str(inventory),
                     "--vars",
-                    str(variables),
+                    str(variables_file),
                     "-v",
                 ],
                 cwd=str(folder),
@@ -119,15 +120,27 @@ class Rulebook(object):
 
 
 @pytest.fixture
-def rulebook(java, cluster, tmp_path):
-    started = Rulebook(cluster, tmp_path)
-    try:
-        started.wait_for(STARTED)
+def start_rulebook(java, cluster, tmp_path):
+    """``start_rulebook(**variables)``: ansible-rulebook started with the rulebook's variables, once its source
+    follows the cluster; stopped after the test."""
+    started = []
+
+    def start(**variables):
+        rulebook = Rulebook(cluster, tmp_path, variables)
+        started.append(rulebook)
+        rulebook.wait_for(STARTED)
         # The first LISTs open the source's first window; on the freshly reset fleet it closes with nothing waiting.
-        started.wait_for(NOTHING_WAITS)
-        yield started
-    finally:
-        started.stop()
+        rulebook.wait_for(NOTHING_WAITS)
+        return rulebook
+
+    yield start
+    for rulebook in started:
+        rulebook.stop()
+
+
+@pytest.fixture
+def rulebook(start_rulebook):
+    return start_rulebook()
 
 
 def mig_pod(name, profile):
@@ -180,15 +193,37 @@ def wait_for_pods(api_client, namespace, running, waiting, timeout=PLANS_TIMEOUT
     )
 
 
-def test_pods_asking_for_mig_instances_no_node_has_run_after_exactly_one_plan(api_client, namespace, rulebook):
-    profiles = {"small-0": "1g.10gb", "small-1": "1g.10gb", "small-2": "1g.10gb", "medium-0": "3g.40gb"}
-    create_pods(api_client, namespace, [mig_pod(name, profile) for name, profile in sorted(profiles.items())])
-    wait_for_pods(api_client, namespace, running=len(profiles), waiting=0)
+FIRST_WAVE = {"small-0": "1g.10gb", "small-1": "1g.10gb", "small-2": "1g.10gb", "medium-0": "3g.40gb"}
+
+
+def test_pods_asking_for_mig_instances_no_node_has_run_after_exactly_one_plan_and_a_second_wave_after_one_more(
+    api_client, namespace, rulebook
+):
+    create_pods(api_client, namespace, [mig_pod(name, profile) for name, profile in sorted(FIRST_WAVE.items())])
+    wait_for_pods(api_client, namespace, running=len(FIRST_WAVE), waiting=0)
     # Once they left the unschedulable pods, the source's next window closes and says why it gives no event.
     output = rulebook.wait_for(NOTHING_WAITS, count=2, timeout=COOL_DOWN_SECONDS + 3 * SETTLE_SECONDS)
     assert rulebook.plans() == 1, output
     assert re.search(r"gpu_demand: pool gpu-h100: 3 nvidia.com/mig-1g.10gb, 1 nvidia.com/mig-3g.40gb \(", output)
-    assert "failed=0" in output and "unreachable=0" in output
+    assert output.count("failed=0") == 1 and "unreachable=0" in output
+
+    # Later, pods asking for an instance the first plan's layout does not have: one more plan, another GPU split.
+    create_pods(api_client, namespace, [mig_pod("wide-%d" % n, "2g.20gb") for n in range(2)])
+    wait_for_pods(api_client, namespace, running=len(FIRST_WAVE) + 2, waiting=0)
+    output = rulebook.wait_for(NOTHING_WAITS, count=3, timeout=COOL_DOWN_SECONDS + 3 * SETTLE_SECONDS)
+    assert rulebook.plans() == 2, output
+    assert "gpu_demand: pool gpu-h100: 2 nvidia.com/mig-2g.20gb (" in output
+    assert output.count("failed=0") == 2
+
+
+def test_with_apply_off_the_plan_is_shown_and_nothing_is_written(api_client, namespace, start_rulebook, audit_writes):
+    rulebook = start_rulebook(gpu_autoplan_apply=False)
+    with audit_writes() as audit:
+        create_pods(api_client, namespace, [mig_pod(name, profile) for name, profile in sorted(FIRST_WAVE.items())])
+        output = rulebook.wait_for("PLAY RECAP", timeout=PLANS_TIMEOUT)
+    assert audit.writes == []
+    assert rulebook.plans() == 1 and "failed=0" in output, output
+    wait_for_pods(api_client, namespace, running=0, waiting=len(FIRST_WAVE), timeout=30)
 
 
 def test_a_burst_of_fifty_pods_gives_one_plan_and_what_no_gpu_holds_is_not_planned_again(
