@@ -52,7 +52,7 @@ PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own: in the openshift job, which has room for it.
 LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
-# The gpu_autoplan rulebook through ansible-rulebook (scaleway profile, Java): two minutes on its own cluster, more
+# The gpu_autoplan rulebook through ansible-rulebook (scaleway profile, Java): three minutes on its own cluster, more
 # than the scaleway job has room for; run alone (docs/EDA.md, "How it is tested").
 EDA_FILES="tests/integration/test_eda_autoplan.py"
 OTHER_FILES="tests/integration $LIFECYCLE_FILES $(for file in $MIG_JOB_FILES $READY_JOB_FILES $PLAYBOOK_FILES; do
