@@ -121,6 +121,10 @@ async def main(queue, args):
                 elif demand.why_not:
                     logger.info("gpu_demand: %s", demand.why_not)
                 continue
-            getattr(demand, change[0])(*change[1:], now=loop.time())
+            what, arguments = change[0], change[1:]
+            if what == "listed":
+                demand.listed(*arguments, now=loop.time())
+            else:
+                demand.watched(*arguments, now=loop.time())
     finally:
         stop.set()
