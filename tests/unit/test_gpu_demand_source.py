@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The gpu_demand event source plugin's glue, without a cluster: loaded from its file as ansible-rulebook loads it,
-its watches (threads) fed by a fake API, its events read from the queue ansible-rulebook hands it."""
+its watches (threads) fed by a fake API's LISTs and watch events, its events read from the queue ansible-rulebook
+hands it."""
 
 import asyncio
 import importlib.util
@@ -43,10 +44,11 @@ def unschedulable(name):
 
 
 class FakeKube(object):
-    """Lists what it is given; its watches bring nothing, each lasting a little while as a real one would."""
+    """Lists what it is given; its first pod watch brings ``added``, every other watch nothing, each lasting a little
+    while as a real one would."""
 
-    def __init__(self, pods, nodes):
-        self.pods, self.nodes = pods, nodes
+    def __init__(self, pods, nodes, added):
+        self.pods, self.nodes, self.added = pods, nodes, added
         self.retry_policy = None
         self.threads = set()
 
@@ -55,14 +57,18 @@ class FakeKube(object):
         time.sleep(0.05)
         return iter(())
 
+    def watch_unscheduled_pods(self, resource_version, seconds):
+        if self.added:
+            added, self.added = self.added, []
+            return iter([("ADDED", pod) for pod in added])
+        return self._quiet_watch(resource_version, seconds)
+
     def list_unscheduled_pods(self):
         return list(self.pods), "10"
 
     def list_nodes(self, label_selector=None):
         assert label_selector == "nvidia.com/gpu.present=true"
         return list(self.nodes), "10"
-
-    watch_unscheduled_pods = _quiet_watch
 
     def watch_nodes(self, resource_version, seconds, label_selector=None):
         return self._quiet_watch(resource_version, seconds)
@@ -82,12 +88,12 @@ async def first_event(plugin, args):
 def test_the_plugin_gives_the_settled_demand_of_its_watches_as_one_event(monkeypatch):
     plugin = load_plugin()
     node = {"metadata": {"name": "gpu-0", "labels": {POOL_LABEL: "gpu-h100"}}}
-    kube = FakeKube([unschedulable("a"), unschedulable("b")], [node])
+    kube = FakeKube([unschedulable("a"), unschedulable("b")], [node], [unschedulable("c")])
     monkeypatch.setattr(plugin, "_connect", lambda options: kube)
-    args = {"pool_label": POOL_LABEL, "settle_seconds": 0.2, "host": "https://127.0.0.1:6443", "api_key": "token"}
+    args = {"pool_label": POOL_LABEL, "settle_seconds": 1, "host": "https://127.0.0.1:6443", "api_key": "token"}
     event = asyncio.run(first_event(plugin, args))["gpu_demand"]
-    assert event["demand"] == {"gpu-h100": {MIG_SMALL: 2}}
-    assert [pod["name"] for pod in event["pods"]] == ["a", "b"]
+    assert event["demand"] == {"gpu-h100": {MIG_SMALL: 3}}
+    assert [pod["name"] for pod in event["pods"]] == ["a", "b", "c"]
     assert event["gpu_nodes"] == {"gpu-h100": ["gpu-0"]}
     assert kube.threads == {"gpu_demand-pods", "gpu_demand-nodes"}  # the watches ran off the loop's thread
 
