@@ -70,7 +70,7 @@ test-unit: venv
 	$(PY) -m pytest tests/unit -q
 
 # black and isort at 120 columns (pyproject.toml); `make format` applies them.
-FORMATTED := plugins tests testbed benchmarks
+FORMATTED := plugins tests testbed benchmarks extensions
 test-format: venv
 	$(VENV)/bin/isort --check-only --diff $(FORMATTED)
 	$(VENV)/bin/black --check $(FORMATTED)

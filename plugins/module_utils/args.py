@@ -11,8 +11,10 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleFallbackNotFound
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC as K8S_AUTH_ARG_SPEC
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     CUSTOM_MIG_CONFIG_MAP,
     POLICY_MIG_STRATEGIES,
@@ -199,6 +201,15 @@ SHARING_PLAN_ARG_SPEC = dict(
     time_limit=dict(type="float", default=10.0),
 )
 
+# The gpu_demand event source's own options (extensions/eda, docs/EDA.md); it takes AUTH_ARG_SPEC's beside them.
+GPU_DEMAND_ARG_SPEC = dict(
+    pool_label=dict(type="str"),
+    node_selector=dict(type="str", default="nvidia.com/gpu.present=true"),
+    settle_seconds=dict(type="float", default=10.0),
+    longest_settle_seconds=dict(type="float", default=60.0),
+    cool_down_seconds=dict(type="float", default=60.0),
+)
+
 PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]
 PREFLIGHT_ARG_SPEC = dict(
     OPERATOR_ARG_SPEC,
@@ -370,3 +381,20 @@ def option_problems(params):
             hint = " (to not wait at all, set wait: false)" if option == "wait_timeout" and "wait" in params else ""
             problems.append("%s is %s; give a number of seconds above 0%s" % (option, value, hint))
     return problems
+
+
+def gpu_demand_options(args):
+    """The gpu_demand event source's args checked as a module checks its arguments (aliases, types, defaults, the
+    ``K8S_AUTH_*`` fallbacks of the connection options, unknown names refused): the same connection options work in a
+    rulebook as in a playbook. Raises GpuShareError listing every problem."""
+    result = ArgumentSpecValidator(dict(AUTH_ARG_SPEC, **GPU_DEMAND_ARG_SPEC)).validate(dict(args))
+    problems = list(result.error_messages)
+    params = result.validated_parameters
+    for option in ("settle_seconds", "longest_settle_seconds", "cool_down_seconds"):
+        if not problems and params[option] < 0:
+            problems.append("%s is %s; give a number of seconds, 0 or more" % (option, params[option]))
+    if not problems and params["longest_settle_seconds"] < params["settle_seconds"]:
+        problems.append("longest_settle_seconds is shorter than settle_seconds")
+    if problems:
+        raise GpuShareError("gpushare.k8s.gpu_demand: " + "; ".join(problems))
+    return params

@@ -74,6 +74,8 @@ def _custom(group, version, namespace, plural, *rest):
 
 NODES = _path("api", "v1", "nodes")
 PODS = _path("api", "v1", "pods")
+# The field selector of the pods the scheduler has not bound yet.
+UNSCHEDULED_PODS = "spec.nodeName=,status.phase=Pending"
 CLUSTER_POLICIES = _path("apis", CLUSTER_POLICY_GROUP, CLUSTER_POLICY_VERSION, CLUSTER_POLICY_PLURAL)
 
 
@@ -269,6 +271,18 @@ class KubeApi(object):
             timeout_seconds,
             "watch pods on node %s" % node_name,
             fieldSelector="spec.nodeName=%s" % node_name,
+        )
+
+    @api_call("list unscheduled pods")
+    def list_unscheduled_pods(self):
+        """The pods no node holds yet (Pending, no ``spec.nodeName``) and the list's resourceVersion, for a watch."""
+        body = self._list(PODS, fieldSelector=UNSCHEDULED_PODS)
+        return body["items"], body["metadata"]["resourceVersion"]
+
+    def watch_unscheduled_pods(self, resource_version, timeout_seconds):
+        """A pod the scheduler binds leaves the selection: the watch says DELETED."""
+        return self._watch(
+            PODS, resource_version, timeout_seconds, "watch unscheduled pods", fieldSelector=UNSCHEDULED_PODS
         )
 
     @api_call("evict pod {namespace}/{name}", write=True)

@@ -256,6 +256,34 @@ def _follow(watch_objects, relist, event, settled, resource_version, deadline, p
     return drops
 
 
+def follow_forever(list_objects, watch_objects, listed, event, stopped, failed, policy=None):
+    """Follow a kind of object until ``stopped()``, for a watcher that has no deadline (the gpu_demand event source).
+
+    ``list_objects() -> (items, resourceVersion)``; each LIST's items go to ``listed(items)``, then every watch
+    event but bookmarks to ``event(type, obj)``, as ``_follow`` hands them: a watch that ends starts again from the
+    last resourceVersion, one that expired (410) or dropped from a fresh LIST. What ``_follow`` gives up on (the API
+    server still unreachable when a call's retries end, an ERROR event) goes to ``failed(error)``, and the follow
+    starts again from a LIST after the policy's backoff, growing while it keeps failing.
+    """
+    policy = policy or DEFAULT_POLICY
+    failures = 0
+
+    def relist():
+        items, resource_version = list_objects()
+        listed(items)
+        return resource_version
+
+    while not stopped():
+        try:
+            resource_version = relist()
+            failures = 0
+            _follow(watch_objects, relist, event, stopped, resource_version, float("inf"), policy)
+        except GpuShareError as exc:
+            failed(exc)
+            policy.sleep(policy.backoff(failures))
+            failures += 1
+
+
 def wait_for_node_expectations(kube, plan, timeout, what, listed=None):
     """Wait until every node the plan affects shows its expectation; returns the final node dicts.
 

@@ -18,6 +18,7 @@ from ansible.module_utils.common.parameters import set_fallbacks
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import (
     AUTH_ARG_SPEC,
     AUTH_ENV_FALLBACKS,
+    gpu_demand_options,
     k8s_env_fallback,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
@@ -141,6 +142,41 @@ def test_no_environment_no_fallback_values():
     parameters = {}
     set_fallbacks(AUTH_ARG_SPEC, parameters)
     assert parameters == {}
+
+
+# --- the gpu_demand event source's args (extensions/eda) --------------------------------------------
+
+
+def test_the_event_sources_connection_options_fall_back_to_the_environment_as_a_modules_do(monkeypatch):
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    options = gpu_demand_options({"pool_label": "k8s.scaleway.com/pool-name", "settle_seconds": "5"})
+    assert dict((name, options[name]) for name in EXPECTED) == EXPECTED
+    assert (options["pool_label"], options["settle_seconds"], options["cool_down_seconds"]) == (
+        "k8s.scaleway.com/pool-name",
+        5.0,
+        60.0,
+    )
+
+
+def test_the_event_sources_args_take_the_modules_aliases_and_win_over_the_environment(monkeypatch):
+    monkeypatch.setenv("K8S_AUTH_HOST", "https://from-env:6443")
+    options = gpu_demand_options({"host": "https://given:6443", "verify_ssl": "no", "ssl_ca_cert": "/ca.pem"})
+    assert (options["host"], options["validate_certs"], options["ca_cert"]) == ("https://given:6443", False, "/ca.pem")
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        ({"settle": 5}, "settle"),
+        ({"settle_seconds": "soon"}, "settle_seconds"),
+        ({"cool_down_seconds": -1}, "cool_down_seconds is -1.0"),
+        ({"settle_seconds": 90}, "longest_settle_seconds is shorter than settle_seconds"),
+    ],
+)
+def test_the_event_sources_wrong_args_are_refused_by_name(args, problem):
+    with pytest.raises(GpuShareError, match="gpushare.k8s.gpu_demand: .*" + problem):
+        gpu_demand_options(args)
 
 
 def call_fallback(spec):

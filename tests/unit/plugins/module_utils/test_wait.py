@@ -15,7 +15,11 @@ from k8s_objects import cpu_node, t4_node, t4_time_sliced
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, WatchDropped
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube import wait as wait_module
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
-from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_events, wait_for_objects
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import (
+    follow_forever,
+    wait_for_events,
+    wait_for_objects,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing import NodeExpectation
 
@@ -418,3 +422,71 @@ def test_a_dropped_event_watch_relists(monkeypatch):
     api = FakeEventsApi([([], "100"), ([failed], "200")], [[dropped()]])
     assert wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5) == [failed]
     assert api.list_calls == 2
+
+
+# --- follow_forever (the gpu_demand event source) ---------------------------------------------------------------
+
+
+class Stop(object):
+    """``stopped()`` once ``after`` events were handed on."""
+
+    def __init__(self, after):
+        self.after = after
+        self.events = []
+        self.listed = []
+        self.failed = []
+
+    def __call__(self):
+        return len(self.events) >= self.after
+
+
+def follow(api, stop, clock):
+    follow_forever(
+        api.list_objects,
+        api.watch_objects,
+        lambda items: stop.listed.append([item["metadata"]["name"] for item in items]),
+        lambda event_type, obj: stop.events.append((event_type, obj["metadata"]["name"])),
+        stop,
+        stop.failed.append,
+        RetryPolicy(random=lambda: 0.0, sleep=clock.sleep),
+    )
+
+
+def test_following_resumes_after_a_watch_ends_and_relists_after_410_and_a_drop(monkeypatch):
+    clock = FakeClock(1000.0)
+    monkeypatch.setattr(wait_module, "time", clock)
+    api = FakeApi(
+        [([t4_node("a")], "100"), ([t4_node("a"), t4_node("b")], "200"), ([t4_node("b")], "300")],
+        [
+            [("MODIFIED", versioned(t4_node("a"), 101)), ("BOOKMARK", bookmark(150))],
+            [GpuShareError("Failed to watch nodes: Expired", status=410)],
+            [("ADDED", versioned(t4_node("c"), 201)), dropped()],
+            [("DELETED", versioned(t4_node("a"), 301))],
+        ],
+    )
+    stop = Stop(after=3)
+    follow(api, stop, clock)
+    assert stop.events == [("MODIFIED", "a"), ("ADDED", "c"), ("DELETED", "a")]
+    assert stop.listed == [["a"], ["a", "b"], ["b"]]
+    assert [call[0] for call in api.watch_calls] == ["100", "150", "200", "300"]
+    assert stop.failed == []
+
+
+def test_following_reports_a_failure_and_starts_again_from_a_list_after_a_growing_backoff(monkeypatch):
+    clock = FakeClock(1000.0)
+    monkeypatch.setattr(wait_module, "time", clock)
+    unreachable = GpuShareError("Failed to list nodes: connection refused")
+
+    class Unreachable(FakeApi):
+        def list_objects(self):
+            self.list_calls += 1
+            if self.list_calls <= 3:
+                raise unreachable
+            return FakeApi.list_objects(self)
+
+    api = Unreachable([([t4_node("a")], "100")], [[("MODIFIED", versioned(t4_node("a"), 101))]])
+    stop = Stop(after=1)
+    follow(api, stop, clock)
+    assert stop.failed == [unreachable] * 3
+    assert clock.sleeps == [0.25, 0.5, 1.0]
+    assert stop.events == [("MODIFIED", "a")]
