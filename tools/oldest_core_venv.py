@@ -5,14 +5,14 @@ runs ansible-test from it too, and tests/packaging its ansible-doc, so the claim
     python tools/oldest_core_venv.py
 """
 
-import fcntl
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cached_venv import cached_venv  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,27 +31,7 @@ def oldest_core_claimed():
 
 def oldest_core_venv():
     version = oldest_core_claimed()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    venv = os.path.join(cache, "gpushare-k8s", "ansible-core-%s" % version)
-    os.makedirs(os.path.dirname(venv), exist_ok=True)
-    # Under a lock, and marked installed only at the end: a run beside this one waits, an interrupted one is redone.
-    with open(venv + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(venv, ".installed")):
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-            pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            completed = subprocess.run(
-                pip + ["ansible-core==%s" % version],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                check=False,  # the output goes into the message
-            )
-            if completed.returncode:
-                raise SystemExit("installing ansible-core %s failed:\n%s" % (version, completed.stdout))
-            open(os.path.join(venv, ".installed"), "w").close()
-    return venv
+    return cached_venv("ansible-core-%s" % version, ["ansible-core==%s" % version])
 
 
 if __name__ == "__main__":
