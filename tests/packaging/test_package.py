@@ -187,16 +187,15 @@ def test_ansible_doc_renders_from_the_installed_copy_only(installed, work):
     assert "K8S_AUTH_API_KEY" in shown.stdout and "EXAMPLES:" in shown.stdout and "RETURN VALUES:" in shown.stdout
 
 
-def _oldest_core_venv_tool():
-    spec = importlib.util.spec_from_file_location(
-        "oldest_core_venv", os.path.join(REPO, "tools", "oldest_core_venv.py")
-    )
+def repo_tool(name):
+    """tools/<name>.py as a module."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-OLDEST_CORE = _oldest_core_venv_tool()
+OLDEST_CORE = repo_tool("oldest_core_venv")
 
 
 @pytest.fixture(scope="module")
@@ -235,20 +234,11 @@ def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(in
     assert "core %s]" % OLDEST_CORE.oldest_core_claimed() in version
 
 
-def _galaxy_importer_venv_tool():
-    spec = importlib.util.spec_from_file_location(
-        "galaxy_importer_venv", os.path.join(REPO, "tools", "galaxy_importer_venv.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def galaxy_import(work, tarball):
     """galaxy-importer (tools/galaxy_importer_venv.py) on the built tarball as Galaxy and Automation Hub run it: no
     dependency installed (one batched ansible-doc of every module), ansible-lint offline. Its log and its result."""
-    venv_bin = os.path.join(_galaxy_importer_venv_tool().galaxy_importer_venv(), "bin")
+    venv_bin = os.path.join(repo_tool("galaxy_importer_venv").galaxy_importer_venv(), "bin")
     empty = os.path.join(work, "galaxy-import-collections")  # no kubernetes.core anywhere
     os.makedirs(empty, exist_ok=True)
     cwd = os.path.join(work, "galaxy-import")
