@@ -57,13 +57,17 @@ def _connect(options):
 
 def _start_watch(kind, kube, node_selector, post, stop):
     """A daemon thread following ``kind``: a watch blocks for minutes, and must not hold up the rulebook's exit."""
+
+    def list_nodes():
+        return kube.list_nodes(label_selector=node_selector)
+
+    def watch_nodes(version, seconds):
+        return kube.watch_nodes(version, seconds, label_selector=node_selector)
+
     if kind == PODS:
         list_objects, watch_objects = kube.list_unscheduled_pods, kube.watch_unscheduled_pods
     else:
-        list_objects = lambda: kube.list_nodes(label_selector=node_selector)  # noqa: E731
-        watch_objects = lambda version, seconds: kube.watch_nodes(
-            version, seconds, label_selector=node_selector
-        )  # noqa: E731
+        list_objects, watch_objects = list_nodes, watch_nodes
 
     def failed(error):
         logger.warning("gpu_demand: following %s failed, starting again from a LIST: %s", kind, error)
