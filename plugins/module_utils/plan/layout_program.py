@@ -14,14 +14,15 @@ nodes:
   own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG. Per pods count,
   how many of the nodes whose option stops their pods run that many: they add up to those options' nodes and each
   costs its pods (a convex cost: the cheapest nodes are taken, with nothing for the solver to choose between);
-- per family of groups (the same model and GPU states, differing in pods, supply or MPS limit), per GPU
-  state: how many GPUs of its MIG nodes stay as they are, go whole, or take a layout that is the state of another
-  family (a change for them, none for that family); at most the GPUs in that state, and at most all but one GPU per
-  node not stopping the node's pods (a MIG node with no such change is a ``keep``, or a time-sliced node going whole
-  GPU by GPU, which never serves more);
-- per GPU model, each useful layout that is no node's state: how many GPUs of the model's MIG nodes take it, wherever
-  they are (for every GPU it is a change that stops the node's pods, with the same supply, so one integer serves all
-  families: no copies for the solver to tell apart); with the rest, every GPU of every MIG node takes one option;
+- per family of groups (the same model and GPU states, differing in pods, supply or MPS limit), per GPU state: how
+  many GPUs of its MIG nodes stay as they are, and (a time-sliced GPU) how many go whole, which does not stop the
+  node's pods; at most the GPUs in that state, and at most all but one GPU per node (a MIG node with no change that
+  stops its pods is a ``keep``, or a time-sliced node going whole GPU by GPU, which never serves more);
+- per GPU model, whole and each useful layout: how many GPUs of the model's MIG nodes change to it, wherever they are
+  (for every GPU a change with the same supply and cost, so one integer serves all families: no copies for the solver
+  to tell apart); with the rest, every GPU of every MIG node takes one option. These counts of GPUs are ``relaxed``
+  (plan/milp: continuous in the bounding solve, free in the repair, where the counts of nodes stay as the bound
+  chose them);
 - per resource ``served``, at most the demand and at most what the choices advertise.
 
 The objectives, in order (plan/milp solves them one after the other): the most served; the fewest pods moved (the
@@ -164,7 +165,7 @@ class PoolProgram(object):
                     by_family[key] = _Family(group.node)
                     self.families.append(by_family[key])
                 by_family[key].groups.append(group)
-        self.pooled = {}  # model name -> [(variable, descriptor)]: the layouts no node is in
+        self.pooled = {}  # model name -> [(variable, descriptor)]: whole and the useful layouts, for any MIG GPU
         by_model = {}
         for family in self.families:
             by_model.setdefault(family.model.name, []).append(family)
@@ -172,15 +173,15 @@ class PoolProgram(object):
             self.pooled[name] = self._add_mig(families, demand)
         kept = pool_supply(nodes, [None] * len(nodes))
         for resource, count in sorted(demand.items()):
-            served = self._variable("served %s" % resource, count, min(count, kept.get(resource, 0)))
+            served = self._variable("served %s" % resource, count, min(count, kept.get(resource, 0)), derived=True)
             self.terms["served"][served] = 1
             terms = dict((variable, -coefficient) for variable, coefficient in self.supply[resource].items())
             terms[served] = 1
             self.program.row(terms, upper=0)
 
-    def _variable(self, name, upper, start=0):
+    def _variable(self, name, upper, start=0, relaxed=False, derived=False):
         self.start.append(start)
-        return self.program.variable(name, upper=upper)
+        return self.program.variable(name, upper=upper, relaxed=relaxed, derived=derived)
 
     def _add(self, objective, variable, coefficient):
         if coefficient:
@@ -223,7 +224,7 @@ class PoolProgram(object):
                     if low > high or (stops and pods_on(node) and not allow_moves):
                         continue
                     label = "%s%s %d-%d" % (sharing, " renamed" if rename else "", low, high)
-                    replicas = self._variable("replicas %s %s" % (label, node.name), high * count)
+                    replicas = self._variable("replicas %s %s" % (label, node.name), high * count, derived=True)
                     shared = self._option(group, label, stops, "shared", (sharing, rename, replicas))
                     self.program.row({replicas: 1, shared: -low}, lower=0)
                     self.program.row({replicas: 1, shared: -high}, upper=0)
@@ -244,10 +245,12 @@ class PoolProgram(object):
             self.program.row(stopping, lower=0, upper=0)
 
     def _add_mig(self, families, demand):
-        """The GPUs of one model's MIG nodes: per family and state the options kept to it, then the pooled layouts."""
+        """The GPUs of one model's MIG nodes: per family and state the options kept to it (the GPU stays, or goes whole
+        without stopping the node's pods), then the pooled options, which every other change takes. A pooled option
+        may reach a GPU already in that state: a change in the program, none in the plan, whose score is computed from
+        the plan (so a plan never scores worse than the program's value)."""
         model = families[0].model
-        states = set(state for family in families for state in family.states)
-        layouts = useful_mig_layouts(model, demand)
+        layouts = [WHOLE] + useful_mig_layouts(model, demand)
         most = sum(family.gpus * len(group.positions) for family in families for group in family.groups)
         every_gpu = {}
         for family in families:
@@ -258,25 +261,23 @@ class PoolProgram(object):
             most_here = sum(len(group.positions) for group in family.groups)
             for state in family.states:
                 options = [] if state == UNKNOWN else [state]
-                options += [WHOLE] if state != WHOLE else []
-                options += [layout for layout in layouts if layout in states and layout != state]
+                options += [WHOLE] if state != WHOLE and not moves_pods(state, WHOLE) else []
                 in_state = dict((variable, -family.per_node[state]) for variable in nodes)
                 for descriptor in options:
-                    variable = self._variable("gpu %r as %r" % (state, descriptor), family.per_node[state] * most_here)
+                    variable = self._variable(
+                        "gpu %r as %r" % (state, descriptor), family.per_node[state] * most_here, relaxed=True
+                    )
                     family.options[state].append((variable, descriptor))
-                    in_state[variable] = every_gpu[variable] = 1
+                    in_state[variable] = every_gpu[variable] = staying[variable] = 1
                     self._gpu_option(variable, model, state, descriptor)
-                    if not moves_pods(state, descriptor):
-                        staying[variable] = 1
                 self.program.row(in_state, upper=0)
             self.program.row(staying, upper=0)
         pooled = []
         for descriptor in layouts:
-            if descriptor not in states:
-                variable = self._variable("gpus %s as %r" % (model.name, descriptor), most)
-                pooled.append((variable, descriptor))
-                every_gpu[variable] = 1
-                self._gpu_option(variable, model, None, descriptor)
+            variable = self._variable("gpus %s as %r" % (model.name, descriptor), most, relaxed=True)
+            pooled.append((variable, descriptor))
+            every_gpu[variable] = 1
+            self._gpu_option(variable, model, None, descriptor)
         self.program.row(every_gpu, lower=0, upper=0)
         return pooled
 
@@ -345,8 +346,9 @@ class _FreeGpus(object):
         self.room = dict((state, list(node.current).count(state)) for state in states)
 
     def take(self, state, descriptor, count):
-        """Give ``descriptor`` to up to ``count`` free GPUs in ``state`` (None: in any); the count left."""
-        for here in [state] if state is not None else sorted(self.given, key=repr):
+        """Give ``descriptor`` to up to ``count`` free GPUs in ``state`` (None: in any, those in another state first, so
+        that the change the program counts is one); the count left."""
+        for here in [state] if state is not None else sorted(self.given, key=lambda s: (s == descriptor, repr(s))):
             placed = min(count, self.room[here] - len(self.given[here]))
             self.given[here].extend([descriptor] * placed)
             count -= placed
@@ -358,27 +360,22 @@ class _FreeGpus(object):
 
 
 def _place_kept_options(family, gpus, values):
-    """Give the family's MIG nodes (``gpus``) the options kept to a state. Those that do not stop the node's pods are
-    spread evenly, each state's from where the previous state's ended, so that no node gets more than the program's
-    row allows (all its GPUs but one); the others fill the GPUs in that state node after node. The pooled layouts
-    take the rest (PoolProgram.choices), so every node has a change that stops its pods."""
+    """Give the family's MIG nodes (``gpus``) the options kept to a state (none of them stops the node's pods): spread
+    evenly, each state's from where the previous state's ended, so that no node gets more than the program's row allows
+    (all its GPUs but one). The pooled options take the rest (PoolProgram.choices), so every node has a change that
+    stops its pods."""
     count = len(gpus)
     start = 0
     for state in family.states:
         options = [(descriptor, int(values[variable])) for variable, descriptor in family.options[state]]
-        staying = [(d, n) for d, n in options if n and not moves_pods(state, d)]
-        total = sum(n for _d, n in staying)
+        total = sum(number for _descriptor, number in options)
         shares = [total // count + (1 if (index - start) % count < total % count else 0) for index in range(count)]
         start = (start + total) % count if count else 0
-        queue = [d for d, n in staying for _copy in range(n)]
+        queue = [descriptor for descriptor, number in options for _copy in range(number)]
         for node_gpus, share in zip(gpus, shares):
             for descriptor in queue[:share]:
                 node_gpus.take(state, descriptor, 1)
             del queue[:share]
-        for descriptor, number in options:
-            if number and moves_pods(state, descriptor):
-                for node_gpus in gpus:
-                    number = node_gpus.take(state, descriptor, number)
 
 
 def _fewest_replicas(nodes, choices, demand):

@@ -5,11 +5,25 @@
 
 Pure computation, no I/O: ``IntegerProgram`` holds the variables and rows; ``solve_lexicographic`` optimises a list of
 objectives one after the other, each solve fixing the value the previous ones reached (a row), so that the first
-objective is never traded for the second (no weights, so no weight can be too small). Each level is exact only when
-HiGHS reports it optimal with a dual bound equal to the value found: the objectives here are integer-valued, so a bound
-within less than one of the value proves it. Within ``time_limit`` seconds for all the levels; when the limit stops a
-level, the best solution found so far is returned with HiGHS's dual bound for that level, and the levels after it are
-not optimised.
+objective is never traded for the second (no weights, so no weight can be too small).
+
+Each level takes up to three HiGHS solves. The objectives are integers on integer solutions, so a bound within less
+than one of a value proves it:
+
+1. the bound: the program with its ``relaxed`` variables continuous. It is a relaxation, so its dual bound bounds the
+   level;
+2. the repair: the program itself with its choices (the integer variables neither ``relaxed`` nor ``derived``) fixed
+   where the bound's solution put them, and the objective held to the bound by a row. A solution of the repair that
+   reaches the bound is the best there is: the level is proven;
+3. when the repair reaches less: the program itself, from the best solution so far, with the bound kept as a row (it is
+   valid), proven when HiGHS's dual bound is within less than one of the value found.
+
+Why three: in the planner's programs, the relaxed variables (how many GPUs take each MIG layout) almost never change a
+level's best value, but proving that in the integer program alone made HiGHS branch on them for seconds (the benchmark's
+scarce fleets with moves took 13 to 22 s that way, and under 3 s with the bound and the repair).
+
+All the solves share ``time_limit`` seconds. When the limit stops a level, the best solution found so far is returned
+with the best bound known for that level, and the levels after it are not optimised.
 
 docs/PLANNER.md says why HiGHS: an open-source (MIT) MILP solver, among the fastest there are, maintained by its
 authors at the University of Edinburgh, and the solver behind SciPy's ``milp``; ``highspy`` is its own binding, a single
@@ -54,18 +68,29 @@ class SolverMissing(Exception):
 
 class IntegerProgram(object):
     """Variables (integer unless said otherwise) with bounds, and rows ``lower <= sum(coefficient * variable) <=
-    upper``."""
+    upper``. An integer variable is ``relaxed`` when it is continuous in the bounding solve, ``derived`` when it follows
+    from the others (left free in the repair); every other integer variable is a choice (module docstring)."""
 
     def __init__(self):
         self.lower, self.upper, self.integer, self.names = [], [], [], []
+        self.relaxed, self.derived = [], []
         self.rows = []  # (lower, upper, {variable: coefficient})
 
-    def variable(self, name, lower=0, upper=INFINITY, integer=True):
+    def variable(self, name, lower=0, upper=INFINITY, integer=True, relaxed=False, derived=False):
         self.lower.append(float(lower))
         self.upper.append(float(upper))
         self.integer.append(bool(integer))
+        self.relaxed.append(bool(relaxed))
+        self.derived.append(bool(derived))
         self.names.append(name)
         return len(self.names) - 1
+
+    def choices(self):
+        return [
+            index
+            for index, (integer, relaxed, derived) in enumerate(zip(self.integer, self.relaxed, self.derived))
+            if integer and not relaxed and not derived
+        ]
 
     def row(self, terms, lower=-INFINITY, upper=INFINITY):
         terms = dict((variable, coefficient) for variable, coefficient in terms.items() if coefficient)
@@ -75,7 +100,8 @@ class IntegerProgram(object):
         return sum(coefficient * values[variable] for variable, coefficient in terms.items())
 
 
-def _highs(program, threads):
+def _highs(program, threads, relax=False):
+    """A HiGHS instance holding ``program`` (with its relaxed variables continuous when ``relax``)."""
     solver = highspy.Highs()
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("threads", threads)
@@ -98,7 +124,11 @@ def _highs(program, threads):
         numpy.array([], dtype=numpy.int32),
         numpy.array([], dtype=numpy.float64),
     )
-    integers = [index for index, integer in enumerate(program.integer) if integer]
+    integers = [
+        index
+        for index, (integer, relaxed) in enumerate(zip(program.integer, program.relaxed))
+        if integer and not (relax and relaxed)
+    ]
     if integers:
         solver.changeColsIntegrality(
             len(integers),
@@ -160,39 +190,103 @@ def solve_lexicographic(program, objectives, start, time_limit, threads=1):
         raise SolverMissing(HIGHSPY_IMPORT_ERROR)
     deadline = time.monotonic() + time_limit
     solver = _highs(program, threads)
-    count = len(program.names)
+    relaxation = _highs(program, threads, relax=True) if any(program.relaxed) else None
     values = [float(value) for value in start]
     levels = []
     for objective in objectives:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if deadline - time.monotonic() <= 0:
             levels.append(Level(objective.name, program.value_of(objective.terms, values), None, False))
             continue
-        _set_objective(solver, count, objective)
-        solver.setOptionValue("time_limit", remaining)
-        _set_start(solver, values)
-        solver.run()
-        found = _solved_values(solver, count)
-        if found is not None and _feasible(program, found):
-            better = program.value_of(objective.terms, found) - program.value_of(objective.terms, values)
-            if better >= 0 if objective.sense == MAXIMIZE else better <= 0:
-                values = found
-        value = program.value_of(objective.terms, values)
-        proven = solver.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        bound = solver.getInfo().mip_dual_bound
-        if proven and abs(bound - value) >= 1:
-            proven = False
-        levels.append(Level(objective.name, value, value if proven else _integer_bound(bound, objective), proven))
-        if not proven:
+        values, level = _solve_level(program, solver, relaxation, objective, values, deadline)
+        levels.append(level)
+        if not level.proven:
             for later in objectives[len(levels) :]:
                 levels.append(Level(later.name, program.value_of(later.terms, values), None, False))
             break
         # The next levels keep this one's value.
-        if objective.sense == MAXIMIZE:
-            _add_row(solver, objective.terms, value - 0.5, INFINITY)
-        else:
-            _add_row(solver, objective.terms, -INFINITY, value + 0.5)
+        for instance in (solver, relaxation):
+            if instance is not None:
+                _hold(instance, objective, value=level.value)
     return Solution(values, levels, all(level.proven for level in levels))
+
+
+def _solve_level(program, solver, relaxation, objective, values, deadline):
+    """One objective: the bound, the repair, then the program itself if need be (module docstring). The values at the
+    end of the level, and its Level."""
+    bound = None
+    if relaxation is not None:
+        relaxed_values, bound = _run(relaxation, program, objective, deadline, start=values)
+        if bound is not None:
+            # Valid for the program too: held for the repair and the solve after it.
+            _hold(solver, objective, bound=bound)
+            if relaxed_values is not None:
+                repaired = _repair(solver, program, objective, relaxed_values, deadline)
+                value = None if repaired is None else program.value_of(objective.terms, repaired)
+                if value is not None and abs(value - bound) < 1:
+                    return repaired, Level(objective.name, value, value, True)
+    if deadline - time.monotonic() > 0:
+        found, solver_bound = _run(solver, program, objective, deadline, start=values)
+        if found is not None and _feasible(program, found):
+            values = _better(program, objective, values, found)
+        bound = _tighter(objective, bound, solver_bound)
+    value = program.value_of(objective.terms, values)
+    proven = bound is not None and abs(bound - value) < 1
+    return values, Level(objective.name, value, value if proven else bound, proven)
+
+
+def _run(solver, program, objective, deadline, start=None):
+    """Optimise ``objective`` until the deadline: (the solution's values if HiGHS holds one, rounded, else None;
+    HiGHS's dual bound as an integer, or None). The dual bound is valid whatever stopped HiGHS: optimal, or the time
+    limit."""
+    count = len(program.names)
+    _set_objective(solver, count, objective)
+    solver.setOptionValue("time_limit", max(deadline - time.monotonic(), 1e-3))
+    if start is not None:
+        _set_start(solver, start)
+    solver.run()
+    return _solved_values(solver, count), _integer_bound(solver.getInfo().mip_dual_bound, objective)
+
+
+def _repair(solver, program, objective, relaxed_values, deadline):
+    """The program with its choices fixed where the bound's solution put them: its best solution, or None."""
+    choices = program.choices()
+    columns = numpy.array(choices, dtype=numpy.int32)
+    fixed = numpy.array([round(relaxed_values[index]) for index in choices], dtype=numpy.float64)
+    solver.changeColsBounds(len(choices), columns, fixed, fixed)
+    try:
+        found, _bound = _run(solver, program, objective, deadline)
+        found = found if found is not None and _feasible(program, found) else None
+    finally:
+        solver.changeColsBounds(
+            len(choices),
+            columns,
+            numpy.array([program.lower[index] for index in choices], dtype=numpy.float64),
+            numpy.array([program.upper[index] for index in choices], dtype=numpy.float64),
+        )
+    return found
+
+
+def _hold(solver, objective, value=None, bound=None):
+    """A row keeping ``objective`` at ``value`` or better (a level reached), or within ``bound`` (a level's bound)."""
+    if value is not None:
+        lower, upper = (value - 0.5, INFINITY) if objective.sense == MAXIMIZE else (-INFINITY, value + 0.5)
+    else:
+        lower, upper = (-INFINITY, bound + 0.5) if objective.sense == MAXIMIZE else (bound - 0.5, INFINITY)
+    _add_row(solver, objective.terms, lower, upper)
+
+
+def _better(program, objective, values, found):
+    """``found`` if it is at least as good as ``values`` on ``objective``, else ``values``."""
+    gain = program.value_of(objective.terms, found) - program.value_of(objective.terms, values)
+    return found if (gain >= 0 if objective.sense == MAXIMIZE else gain <= 0) else values
+
+
+def _tighter(objective, first, second):
+    """The tighter of two bounds of ``objective`` (either may be None)."""
+    known = [bound for bound in (first, second) if bound is not None]
+    if not known:
+        return None
+    return min(known) if objective.sense == MAXIMIZE else max(known)
 
 
 def _integer_bound(bound, objective):

@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plan/milp's lexicographic solve on programs small enough to solve by hand (the answers are worked out in each test's
+docstring): each of its three ways to prove a level (the relaxation's bound met by the repair, the program itself
+when the repair falls short), the levels kept in order, and a level the time limit stops."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.milp import (
+    MAXIMIZE,
+    MINIMIZE,
+    IntegerProgram,
+    Objective,
+    solve_lexicographic,
+)
+
+
+def test_the_repair_meets_the_relaxations_bound():
+    """Maximise g with 2g <= 3 + c, c in {0, 1}, g relaxed: the relaxation gives g = 2 with c = 1 (bound 2); fixed at
+    c = 1, the program reaches g = 2."""
+    program = IntegerProgram()
+    choice = program.variable("c", upper=1)
+    count = program.variable("g", upper=10, relaxed=True)
+    program.row({count: 2, choice: -1}, upper=3)
+    solution = solve_lexicographic(program, [Objective("g", MAXIMIZE, {count: 1})], [0, 0], 10.0)
+    assert solution.exact
+    assert solution.values == [1.0, 2.0]
+    assert solution.levels[0].value == solution.levels[0].bound == 2
+
+
+def test_when_the_repair_falls_short_the_program_itself_is_solved_and_proven():
+    """Maximise g1 + g2 - 3c with 2 g1 - 2 g2 = 1 - c and g1 + g2 <= 4 (g1, g2 relaxed): the relaxation takes c = 0
+    (g1 - g2 = 0.5, value 4), which no integer g1, g2 meet, so the repair finds nothing; the program itself takes c = 1,
+    g1 = g2 = 2: value 1, proven by HiGHS (the relaxation's 4 is only a bound)."""
+    program = IntegerProgram()
+    choice = program.variable("c", upper=1)
+    first = program.variable("g1", upper=10, relaxed=True)
+    second = program.variable("g2", upper=10, relaxed=True)
+    program.row({first: 2, second: -2, choice: 1}, lower=1, upper=1)
+    program.row({first: 1, second: 1}, upper=4)
+    objective = Objective("value", MAXIMIZE, {first: 1, second: 1, choice: -3})
+    solution = solve_lexicographic(program, [objective], [1, 0, 0], 10.0)
+    assert solution.exact
+    assert solution.values[0] == 1.0 and solution.values[1] + solution.values[2] == 4.0
+    assert solution.levels[0].value == solution.levels[0].bound == 1
+
+
+def test_a_later_level_never_trades_an_earlier_one():
+    """Maximise a + b with a + b <= 5, then minimise a: the second level keeps a + b = 5 and takes a = 0, b = 5 (with
+    weights too small, a = 0, b = 0 would win)."""
+    program = IntegerProgram()
+    first = program.variable("a", upper=5, relaxed=True)
+    second = program.variable("b", upper=5)
+    program.row({first: 1, second: 1}, upper=5)
+    objectives = [Objective("sum", MAXIMIZE, {first: 1, second: 1}), Objective("a", MINIMIZE, {first: 1})]
+    solution = solve_lexicographic(program, objectives, [0, 0], 10.0)
+    assert solution.exact
+    assert solution.values == [0.0, 5.0]
+    assert [level.value for level in solution.levels] == [5, 0]
+
+
+def test_a_level_past_the_time_limit_is_not_proven_and_keeps_the_start():
+    program = IntegerProgram()
+    count = program.variable("g", upper=10, relaxed=True)
+    solution = solve_lexicographic(program, [Objective("g", MAXIMIZE, {count: 1})], [3], 0.0)
+    assert not solution.exact
+    assert solution.values == [3.0]
+    assert solution.levels[0].value == 3 and solution.levels[0].bound is None
