@@ -48,6 +48,24 @@ def test_when_the_repair_falls_short_the_program_itself_is_solved_and_proven():
     assert solution.levels[0].value == solution.levels[0].bound == 1
 
 
+def test_a_repair_short_of_the_bound_proves_nothing():
+    """Maximise g1 + g2 - c with 2 g1 <= 3 + 8c, 10 g2 <= 19 + 80c, g1 + g2 <= 4 (g1, g2 relaxed): the relaxation takes
+    c = 0 (1.5 + 1.9 = 3.4, bound 3); fixed at c = 0 the integers reach only 1 + 1 = 2, which must not be taken for the
+    best: c = 1 with g1 + g2 = 4 gives 3, the bound, proven."""
+    program = IntegerProgram()
+    choice = program.variable("c", upper=1)
+    first = program.variable("g1", upper=10, relaxed=True)
+    second = program.variable("g2", upper=10, relaxed=True)
+    program.row({first: 2, choice: -8}, upper=3)
+    program.row({second: 10, choice: -80}, upper=19)
+    program.row({first: 1, second: 1}, upper=4)
+    objective = Objective("value", MAXIMIZE, {first: 1, second: 1, choice: -1})
+    solution = solve_lexicographic(program, [objective], [0, 0, 0], 10.0)
+    assert solution.exact
+    assert solution.values[0] == 1.0 and solution.values[1] + solution.values[2] == 4.0
+    assert solution.levels[0].value == solution.levels[0].bound == 3
+
+
 def test_a_later_level_never_trades_an_earlier_one():
     """Maximise a + b with a + b <= 5, then minimise a: the second level keeps a + b = 5 and takes a = 0, b = 5 (with
     weights too small, a = 0, b = 0 would win)."""
