@@ -95,7 +95,8 @@ test-lint: venv
 	$(VENV)/bin/antsibull-changelog lint
 
 # The collection as users get it, no cluster: `ansible-galaxy collection build`, the tarball's file list, an
-# offline install into a fresh path, ansible-doc from it, `ansible-builder create` of the AWX execution environment.
+# offline install into a fresh path, ansible-doc from it, `ansible-builder create` of the AWX execution environment,
+# awxkit's `awx import` of awx/gpushare-k8s.yml twice into a stand-in for AWX's API (tests/packaging/awx_standin.py).
 test-package: venv
 	$(PY) -m pytest tests/packaging -q -p no:cacheprovider
 

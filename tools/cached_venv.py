@@ -1,6 +1,6 @@
 """A virtualenv made once per machine in the cache (``$XDG_CACHE_HOME/gpushare-k8s/<name>``, pip from PyPI) and
 reused, for the tools that need a Python tool chain apart from the project's venv (tools/oldest_core_venv.py,
-tools/galaxy_importer_venv.py)."""
+tools/galaxy_importer_venv.py, tools/awxkit_venv.py)."""
 
 import fcntl
 import os

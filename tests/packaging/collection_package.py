@@ -22,15 +22,16 @@ VENV_BIN = os.path.dirname(sys.executable)
 INSTALL_COLLECTIONS = os.path.join(REPO, "tools", "install_collections.py")
 
 
-def _dependency_versions():
-    spec = importlib.util.spec_from_file_location("install_collections", INSTALL_COLLECTIONS)
+def repo_tool(name):
+    """tools/<name>.py as a module."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return dict(module.COLLECTIONS)
+    return module
 
 
 # namespace.name -> the version tools/install_collections.py puts in place, e.g. {"kubernetes.core": "6.6.0"}
-DEPENDENCY_VERSIONS = _dependency_versions()
+DEPENDENCY_VERSIONS = dict(repo_tool("install_collections").COLLECTIONS)
 
 
 def galaxy():

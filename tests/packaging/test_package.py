@@ -7,7 +7,6 @@ needed, none is here). The playbook run from the installed copy needs a cluster:
 """
 
 import fnmatch
-import importlib.util
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from collection_package import (
     galaxy,
     install,
     isolated_env,
+    repo_tool,
     run,
     tarball_name,
 )
@@ -185,14 +185,6 @@ def test_ansible_doc_renders_from_the_installed_copy_only(installed, work):
     module_file = os.path.join(installed, "ansible_collections", "gpushare", "k8s", "plugins", "modules", "gpu_info.py")
     assert "gpushare.k8s.gpu_info (%s)" % module_file in shown.stdout
     assert "K8S_AUTH_API_KEY" in shown.stdout and "EXAMPLES:" in shown.stdout and "RETURN VALUES:" in shown.stdout
-
-
-def repo_tool(name):
-    """tools/<name>.py as a module."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 OLDEST_CORE = repo_tool("oldest_core_venv")
