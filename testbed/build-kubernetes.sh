@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager and kube-scheduler from Debian's `kubernetes`
 # source package (1.20.x, vendored) and caches them under ~/.cache, keyed by the source and Go
-# versions, so that only the first run on a machine pays the ~4 minute build.
+# versions, so that only the first run on a machine pays the ~4 minute build. The binaries report the upstream
+# version Debian's version names (v1.20.2 for "1.20.5+really1.20.2"), stamped as upstream's build stamps it.
 # Prints the folder holding the binaries on its last line.
 set -euo pipefail
 
@@ -51,7 +52,7 @@ k8s_version=$(apt-cache showsrc kubernetes 2>/dev/null | awk '/^Version:/{print 
 go_version=$(go env GOVERSION)
 # Debian versions this tree "1.20.5+really1.20.2": the real upstream version follows "really".
 upstream_version=${k8s_version##*really}; upstream_version=${upstream_version%%-*}
-recipe=3   # bump when the build steps below change, so caches built the old way are not reused
+recipe=4   # bump when the build steps below change, so caches built the old way are not reused
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/gpushare-k8s/kubernetes-${upstream_version}-deb${k8s_version//[^A-Za-z0-9.+-]/_}-${go_version}-r${recipe}"
 bins=(kube-apiserver kube-controller-manager kube-scheduler)
 
@@ -92,11 +93,28 @@ pkgs=$(grep -rl --include='*.go' '+k8s:openapi-gen=' pkg staging/src/k8s.io vend
   -r "$work/openapi-violations.txt" >"$work/openapi-gen.log" 2>&1 \
   || { log "openapi-gen failed, see $work/openapi-gen.log"; tail -20 "$work/openapi-gen.log" >&2; exit 1; }
 
-log "building ${bins[*]} (a few minutes the first time)"
+# The version the binaries report (/version, what Helm compares a chart's kubeVersion with): upstream's
+# hack/lib/version.sh, as `make` runs it (Debian's debian/rules builds through `make`). This tree is a `git archive`
+# export, so the script reads the commit and the tag from its own expanded $Format strings (tree state "archive")
+# and derives gitMajor/gitMinor from the tag; without the -X flags the binaries report base.go's fallback,
+# v0.0.0-master+<commit>. buildDate is Debian's changelog date, as dpkg-buildpackage's SOURCE_DATE_EPOCH.
+SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l debian/changelog -S Timestamp)
+export SOURCE_DATE_EPOCH
+export KUBE_ROOT=$PWD KUBE_GO_PACKAGE=k8s.io/kubernetes  # what hack/lib/version.sh reads
+# shellcheck source=/dev/null
+source hack/lib/version.sh
+kube::version::get_version_vars
+if [ "${KUBE_GIT_VERSION:-}" != "v$upstream_version" ]; then
+  log "the source tree says version '${KUBE_GIT_VERSION:-}', Debian's version $k8s_version says v$upstream_version"
+  exit 1
+fi
+version_ldflags=$(kube::version::ldflags)
+
+log "building ${bins[*]} $KUBE_GIT_VERSION (a few minutes the first time)"
 mkdir -p "$cache/bin.tmp"
-go build -trimpath -ldflags "-s -w" \
+go build -trimpath -ldflags "-s -w $version_ldflags" \
   -o "$cache/bin.tmp/" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kube-scheduler
-rm -rf "$cache/bin"; mv "$cache/bin.tmp" "$cache/bin"
+rm -rf "${cache:?}/bin"; mv "$cache/bin.tmp" "$cache/bin"
 rm -rf "$work"   # the source tree is 1 GB; the Go build cache stays for a faster rebuild
 log "built: $cache/bin"
 echo "$cache/bin"
