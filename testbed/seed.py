@@ -205,8 +205,10 @@ OPENSHIFT_NFD_TOLERATIONS = [{"operator": "Exists", "effect": "NoSchedule"}]
 # desired objects -----------------------------------------------------------------------------
 
 
-def crd(group, plural, kind, version, scope, scale=False):
-    """A CRD that keeps any field (the real schemas are large and not what the tests exercise)."""
+def crd(group, plural, kind, version, scope, scale=False, defaults=None):
+    """A CRD that keeps any field (the real schemas are large and not what the tests exercise), with the real
+    schema's ``defaults`` (``{field: default or {field: ...}}``), which the API server fills in as it does for the
+    real CRD."""
     subresources = {"status": {}}
     if scale:
         subresources["scale"] = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
@@ -224,15 +226,47 @@ def crd(group, plural, kind, version, scope, scale=False):
                     "served": True,
                     "storage": True,
                     "subresources": subresources,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                    "schema": {"openAPIV3Schema": _schema_keeping_any_field(defaults or {})},
                 }
             ],
         },
     }
 
 
+def _schema_keeping_any_field(defaults):
+    """An object schema that keeps every field and declares only the defaulted ones (a structural schema)."""
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    if defaults:
+        schema["properties"] = {
+            field: (
+                _schema_keeping_any_field(value) if isinstance(value, dict) else {"type": "string", "default": value}
+            )
+            for field, value in sorted(defaults.items())
+        }
+    return schema
+
+
+# The defaults of NVIDIA's ClusterPolicy CRD v24.3.0 (NVIDIA/gpu-operator@0fe1e8db32b05ddab8bbd4d5bcc3f492b75cfee4,
+# deployments/gpu-operator/crds/nvidia.com_clusterpolicies_crd.yaml, the `default:` of each field) in the sections
+# the simulator and the collection model. Left out with their sections: driver.upgradePolicy, cdi, sandboxWorkloads,
+# kataManager, vgpuDeviceManager and dcgmExporter.serviceMonitor.relabelings. The API server fills a default in only
+# where the enclosing object is present (a policy without `migManager.config` gets no config).
+CLUSTER_POLICY_DEFAULTS = {
+    "spec": {
+        "operator": {"defaultRuntime": "docker", "runtimeClass": "nvidia"},
+        "daemonsets": {"updateStrategy": "RollingUpdate"},
+        "toolkit": {"installDir": "/usr/local/nvidia"},
+        "devicePlugin": {"mps": {"root": "/run/nvidia/mps"}},
+        "migManager": {"config": {"name": DEFAULT_MIG_CONFIGMAP, "default": "all-disabled"}},
+    }
+}
 CLUSTER_POLICY_CRD = crd(
-    CLUSTER_POLICY["group"], CLUSTER_POLICY["plural"], "ClusterPolicy", CLUSTER_POLICY["version"], "Cluster"
+    CLUSTER_POLICY["group"],
+    CLUSTER_POLICY["plural"],
+    "ClusterPolicy",
+    CLUSTER_POLICY["version"],
+    "Cluster",
+    defaults=CLUSTER_POLICY_DEFAULTS,
 )
 OPENSHIFT_CRDS = [
     crd("machine.openshift.io", "machinesets", "MachineSet", "v1beta1", "Namespaced", scale=True),
@@ -258,6 +292,7 @@ def cluster_policy(profile):
         "spec": {
             "operator": {
                 "defaultRuntime": profile.runtime.split(":")[0],
+                "runtimeClass": "nvidia",
                 "use_ocp_driver_toolkit": profile.name == "openshift",
             },
             "daemonsets": {
@@ -267,7 +302,7 @@ def cluster_policy(profile):
                 "rollingUpdate": {"maxUnavailable": "1"},
             },
             "driver": {"enabled": True, "version": profile.driver, "licensingConfig": {"nlsEnabled": True}},
-            "toolkit": {"enabled": True},
+            "toolkit": {"enabled": True, "installDir": "/usr/local/nvidia"},
             "devicePlugin": {"enabled": True},
             "dcgm": {"enabled": True},
             "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": profile.service_monitor}},

@@ -338,3 +338,13 @@ def test_hami_needs_the_gpu_taint_tolerated_and_its_mock_plugin_an_untainted_nod
     helm("uninstall", "hami", "-n", hami_namespace)
     set_device_plugin(kube, True)
     wait_for_nvidia_resources(kube, A10, {"nvidia.com/gpu": "1"})
+
+
+def test_the_api_server_fills_in_nvidias_cluster_policy_defaults(kube):
+    """A policy written without the fields NVIDIA's CRD defaults reads back with NVIDIA's defaults."""
+    patch_policy(kube, PROFILE, {"migManager": {"config": {"default": None}}, "toolkit": {"installDir": None}})
+    spec = kube.custom.get_cluster_custom_object(
+        CLUSTER_POLICY["group"], CLUSTER_POLICY["version"], CLUSTER_POLICY["plural"], PROFILE.policy_name
+    )["spec"]
+    assert spec["migManager"]["config"] == {"name": "default-mig-parted-config", "default": "all-disabled"}
+    assert spec["toolkit"]["installDir"] == "/usr/local/nvidia"
