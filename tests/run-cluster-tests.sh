@@ -14,6 +14,10 @@
 # code 5 (no test collected) counts as success. What installs or builds (Debian's packages, the Kubernetes
 # binaries) happens once, before any job starts. Every cluster is stopped at the end, whatever happened. Logs and
 # JUnit XML: tests/output/cluster/<job>.*; the jobs' times in summary.txt, the 15 slowest tests in slowest.txt.
+# Each job runs as this script again (GPUSHARE_CLUSTER_JOB=<job>) under tools/cpu_time.py, which counts the CPU time
+# of the job's whole process tree, its clusters' processes included: the summary shows it beside the wall time.
+# GPUSHARE_JOBS picks jobs by name and GPUSHARE_PORT_OFFSET moves every job's ports (to run a job beside the same
+# job of someone else's run).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -72,11 +76,13 @@ declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=
     [scaleway]=24890 [vks]=24990 [vks-molecule]=24390)
 declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [openshift-molecule]=17143
     [scaleway]=17543 [vks]=17643 [vks-molecule]=17043)
+PORT_OFFSET=${GPUSHARE_PORT_OFFSET:-0}
 
 # Longest first (measured: tests/output/cluster/summary.txt), so that a job left waiting for a free slot is a short
 # one. The fleet job runs only when every profile is tested.
 JOBS=""
 for job in fleet openshift-mig openshift vks-molecule openshift-ready openshift-molecule scaleway vks; do
+    case " ${GPUSHARE_JOBS:-$job} " in *" $job "*) ;; *) continue ;; esac
     case " $PROFILES " in
         *" ${job%%-*} "*) JOBS="$JOBS $job" ;;
         *) [ "$job" = fleet ] && [ -z "${GPUSHARE_PROFILES:-}" ] && JOBS="$JOBS fleet" ;;
@@ -86,16 +92,9 @@ done
 cluster() {
     local job=$1
     shift
-    GPUSHARE_CLUSTER_DIR="$CLUSTERS/$job" GPUSHARE_ETCD_PORT=${ETCD_PORT[$job]} \
-        GPUSHARE_APISERVER_PORT=${APISERVER_PORT[$job]} "$PY" "$REPO/testbed/cluster.py" "$@"
+    GPUSHARE_CLUSTER_DIR="$CLUSTERS/$job" GPUSHARE_ETCD_PORT=$((ETCD_PORT[$job] + PORT_OFFSET)) \
+        GPUSHARE_APISERVER_PORT=$((APISERVER_PORT[$job] + PORT_OFFSET)) "$PY" "$REPO/testbed/cluster.py" "$@"
 }
-
-# shellcheck disable=SC2317 # called by the EXIT trap
-stop_all() {
-    for job in $JOBS; do [ "$job" = fleet ] || cluster "$job" down >/dev/null 2>&1; done
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
 
 # Runs one job: cluster, pytest, Molecule. Writes <job>.status ("rc seconds summary").
 run_job() {
@@ -147,6 +146,19 @@ run_job() {
     echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$job.status"
 }
 
+# One job, run by the loop below (as this script again, under tools/cpu_time.py): it stops its own cluster.
+if [ -n "${GPUSHARE_CLUSTER_JOB:-}" ]; then
+    run_job "$GPUSHARE_CLUSTER_JOB" "$@"
+    exit 0
+fi
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_all() {
+    for job in $JOBS; do [ "$job" = fleet ] || cluster "$job" down >/dev/null 2>&1; done
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
 started_all=$(date +%s)
 # Everything the jobs need that installs or builds (Debian's packages, the Kubernetes binaries) happens here, once,
 # before any job starts: the jobs then find it all in place (build-kubernetes.sh also locks, for clusters started
@@ -157,14 +169,15 @@ if ! bash "$REPO/testbed/build-kubernetes.sh" >/dev/null; then
 fi
 running=0
 for job in $JOBS; do
-    rm -f "$OUT/$job.status" "$OUT/$job-molecule.log"
+    rm -f "$OUT/$job.status" "$OUT/$job.cpu" "$OUT/$job-molecule.log"
     case $job in
         fleet) what="three clusters and the fleet playbooks" ;;
         *-molecule) what="cluster and molecule" ;;
         *) what="cluster, pytest${JOB_MOLECULE[$job]:+ and molecule}" ;;
     esac
     echo "=== $job: $what (log: $OUT/$job.log)"
-    run_job "$job" "$@" &
+    GPUSHARE_CLUSTER_JOB=$job "$PY" "$REPO/tools/cpu_time.py" "$OUT/$job.cpu" \
+        bash "$REPO/tests/run-cluster-tests.sh" "$@" &
     running=$((running + 1))
     if [ "$running" -ge "$PARALLEL" ]; then
         wait -n
@@ -178,6 +191,7 @@ echo
 rm -f "$OUT/summary.txt.new"
 for job in $JOBS; do
     read -r rc seconds summary <"$OUT/$job.status" 2>/dev/null || { rc=1; seconds=0; summary="did not finish"; }
+    read -r cpu_seconds <"$OUT/$job.cpu" 2>/dev/null || cpu_seconds="?"
     case $rc in
         0) status=ok ;;
         5) status="ok (no tests for this job)" ;;
@@ -187,9 +201,10 @@ for job in $JOBS; do
            [ -s "$OUT/$job-molecule.log" ] && tail -n 40 "$OUT/$job-molecule.log"
            [ -s "$OUT/$job.log" ] || cat "$OUT/$job-cluster.log" ;;
     esac
-    printf '%-14s %-28s %5ss  %s\n' "$job" "$status" "$seconds" "$summary" >>"$OUT/summary.txt.new"
+    printf '%-14s %-28s %5ss %8s CPU-s  %s\n' "$job" "$status" "$seconds" "$cpu_seconds" "$summary" \
+        >>"$OUT/summary.txt.new"
 done
-echo "=== cluster tests, $(($(date +%s) - started_all))s in all"
+echo "=== cluster tests, $(($(date +%s) - started_all))s in all (per job: wall time, CPU time of its processes)"
 cat "$OUT/summary.txt.new"
 mv "$OUT/summary.txt.new" "$OUT/summary.txt"
 # The budget, kept in view: the slowest tests of this run, from every job's JUnit XML (never asserted by a test).
