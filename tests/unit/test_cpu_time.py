@@ -13,17 +13,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CPU_TIME = os.path.join(ROOT, "tools", "cpu_time.py")
 BURNED = 0.5  # CPU seconds the detached process uses, by its own clock
 
-# Starts the busy process in a session of its own and exits at once, leaving it behind (cluster.py up).
+# Starts the busy process in a session of its own and exits at once, leaving it behind (cluster.py up). The process
+# burns its CPU once its stdin closes, so that the command can hold it before it can end.
 STARTER = textwrap.dedent("""
     import subprocess, sys
-    busy = "import time\\nwhile time.process_time() < %s: pass"
-    print(subprocess.Popen([sys.executable, "-c", busy], start_new_session=True).pid)
+    busy = "import sys, time\\nsys.stdin.read()\\nwhile time.process_time() < %s: pass"
+    detached = subprocess.Popen(
+        [sys.executable, "-c", busy], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    print(detached.pid)
     """ % BURNED)
 # The command: the starter, then a wait until the detached process has ended (cluster.py down); not its parent.
 COMMAND = textwrap.dedent("""
     import os, select, subprocess, sys
-    pid = int(subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True).stdout)
-    select.select([os.pidfd_open(pid)], [], [])
+    read_end, write_end = os.pipe()
+    starter = subprocess.run([sys.executable, "-c", sys.argv[1]], stdin=read_end, capture_output=True, text=True)
+    os.close(read_end)
+    ended = os.pidfd_open(int(starter.stdout))
+    os.close(write_end)
+    select.select([ended], [], [])
     """)
 
 
