@@ -204,7 +204,8 @@ for job in $JOBS; do
     printf '%-14s %-28s %5ss %8s CPU-s  %s\n' "$job" "$status" "$seconds" "$cpu_seconds" "$summary" \
         >>"$OUT/summary.txt.new"
 done
-echo "=== cluster tests, $(($(date +%s) - started_all))s in all (per job: wall time, CPU time of its processes)"
+cpu_all=$(for job in $JOBS; do cat "$OUT/$job.cpu" 2>/dev/null; done | awk '{total += $1} END {printf "%.0f", total}')
+echo "=== cluster tests, $(($(date +%s) - started_all))s and ${cpu_all:-?} CPU-s in all (per job: wall time, CPU time)"
 cat "$OUT/summary.txt.new"
 mv "$OUT/summary.txt.new" "$OUT/summary.txt"
 # The budget, kept in view: the slowest tests of this run, from every job's JUnit XML (never asserted by a test).
