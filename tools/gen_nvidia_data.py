@@ -392,7 +392,6 @@ def render():
     models = [build_model(model, configs) for model in MODELS]
     check_balanced(models, configs)
     check_ids(models)
-    names = dict((item["id"], item["product_names"]) for item in load("pci-device-ids.json")["ids"])
     shipped_configs = {}
     for name, entries in configs.items():
         shipped_configs[name] = []
@@ -418,9 +417,6 @@ def render():
         "",
         "# The GPU Operator's default-mig-parted-config (key config.yaml), every config and entry in order.",
         "SHIPPED_MIG_CONFIGS = " + python_literal(shipped_configs),
-        "",
-        "# device ID -> product names (pci.ids and the shipped config's comments).",
-        "DEVICE_NAMES = " + python_literal(dict(sorted(names.items()))),
         "",
         "# GPU models with MIG: profiles with their slices, most instances, memory slices and memory (MiB).",
         "MIG_MODELS = " + python_literal(models),

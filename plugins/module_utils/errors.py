@@ -7,8 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import functools
-import inspect
 import json
 import re
 
@@ -197,30 +195,3 @@ def watch_event_error(what, status_object, error_class=GpuShareError):
         status=code,
         reason=status_object.get("reason"),
     )
-
-
-def api_errors(what):
-    """Decorate an API wrapper so that any client-side failure becomes a GpuShareError, without retries.
-
-    ``what`` is a format string filled from the call's arguments, e.g.
-    ``"patch ConfigMap {namespace}/{name}"``, so the error names the object involved. KubeApi uses
-    ``kube.retry.api_call`` instead, which adds the retry policy to the same conversion.
-    """
-
-    def decorator(func):
-        signature = inspect.signature(func)
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            # Imported here so that pure module_utils can import this file without the library.
-            from kubernetes.client.exceptions import ApiException
-            from urllib3.exceptions import HTTPError
-
-            try:
-                return func(*args, **kwargs)
-            except (ApiException, HTTPError) as exc:
-                raise error_from_exception(what.format(**signature.bind(*args, **kwargs).arguments), exc)
-
-        return wrapper
-
-    return decorator

@@ -26,16 +26,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile im
     profile_from_name_form,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.nvidia_data import (
-    DEVICE_NAMES,
     MIG_MODELS,
     NON_MIG_FAMILIES,
 )
 
-# A MIG layout may use at most this many compute slices on one GPU (the full-GPU profile is 7g.*).
-MAX_COMPUTE_SLICES = 7
-
-# A MIG-capable GPU's memory is cut into eight slices (go-nvlib getMigMemorySizeGB rounds to 1/8).
-MEMORY_SLICES = 8
 MIB_PER_GIB = 1024
 _SIZE_TOKEN_RE = re.compile(r"^([1-9][0-9]*)GB?$", re.IGNORECASE)
 _MIG_SUFFIX_RE = re.compile(r"-MIG-(.+)$")
@@ -72,6 +66,7 @@ class GpuModel(object):
         self.memory_gb = memory_gb
         self.facts = dict(facts or {})
         self.device_ids = tuple(device_ids)
+        # Compute slices of the whole GPU: 4 on an A30 and an RTX PRO 6000, 7 elsewhere, 0 without MIG.
         self.compute_slices = compute_slices
         self.memory_slices = memory_slices
 
@@ -89,15 +84,6 @@ class GpuModel(object):
             row["compute_slices"],
             row["memory_slices"],
         )
-
-    @property
-    def max_compute_slices(self):
-        """Compute slices of the whole GPU (4 on an A30 and an RTX PRO 6000, 7 elsewhere)."""
-        return self.compute_slices
-
-    def profile_memory_slices(self, profile):
-        """How many of the GPU's memory slices one instance of ``profile`` takes."""
-        return self.facts[profile]["memory_slices"]
 
     def placements(self, profile):
         """Start slices of a ``profile`` instance: multiples of its memory slices, inside the GPU's memory
@@ -331,8 +317,3 @@ def unknown_gpu_message(product, memory_mib=None, device_id=None):
         "nvidia.com/gpu.memory labels GPU Feature Discovery sets; for a newer GPU, upgrade gpushare.k8s "
         "or configure MIG on it through mig-manager directly" % (seen, known_mig_gpus())
     )
-
-
-def device_names(device_id):
-    """Product names of a PCI device ID (pci.ids and NVIDIA's config comments), empty when unknown."""
-    return list(DEVICE_NAMES.get(device_id_string(device_id), []))

@@ -223,37 +223,6 @@ SHIPPED_MIG_CONFIGS = {
     'all-7g.278gb': [{'devices': 'all', 'mig-enabled': True, 'mig-devices': {'7g.278gb': 1}}],
 }
 
-# device ID -> product names (pci.ids and the shipped config's comments).
-DEVICE_NAMES = {
-    '0x20B010DE': ['A100-SXM4-40GB'],
-    '0x20B110DE': ['A100-PCIE-40GB'],
-    '0x20B210DE': ['A100-SXM4-80GB'],
-    '0x20B510DE': ['A100-PCIE-80GB'],
-    '0x20B610DE': ['PG506-232 (config comment: PG506-96GB)'],
-    '0x20B710DE': ['A30 (24GB)'],
-    '0x20F110DE': ['A100-PCIE-40GB'],
-    '0x20F310DE': ['A800-SXM4-80GB'],
-    '0x20F510DE': ['A800 80GB PCIe'],
-    '0x20F610DE': ['A800 40GB PCIe'],
-    '0x232110DE': ['H100 NVL (pci.ids: H100L 94GB)'],
-    '0x232210DE': ['H800 PCIe (80GB)'],
-    '0x232410DE': ['H800 (80GB)'],
-    '0x232910DE': ['H20'],
-    '0x233010DE': ['H100 SXM5 80GB (H100 80GB HBM3)'],
-    '0x233110DE': ['H100 PCIe (80GB)'],
-    '0x233510DE': ['H200 SXM 141GB'],
-    '0x233A10DE': ['H800 NVL (pci.ids: H800L 94GB)'],
-    '0x233B10DE': ['H200 NVL'],
-    '0x233D10DE': ['H100 96GB'],
-    '0x234210DE': ['GH200 120GB / 480GB (config comment: GH200)'],
-    '0x234810DE': ['GH200 144G HBM3e'],
-    '0x290110DE': ['B200'],
-    '0x294110DE': ['HGX GB200'],
-    '0x2BB510DE': ['RTX PRO 6000 Blackwell Server Edition (config comment: RTX-PRO-6000-96GB)'],
-    '0x318210DE': ['B300'],
-    '0x31C210DE': ['GB300'],
-}
-
 # GPU models with MIG: profiles with their slices, most instances, memory slices and memory (MiB).
 MIG_MODELS = [
     {

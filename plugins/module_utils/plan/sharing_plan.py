@@ -27,6 +27,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     most_replicas_advertised,
     mps_max_clients,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIB_PER_GIB
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     layout_entries,
@@ -178,7 +179,7 @@ def smallest_profile(model, memory_gib, compute_share):
     for profile, facts in model.facts.items():
         if parse_mig_profile(profile).suffix:
             continue
-        if facts["memory_mib"] >= memory_gib * 1024 and facts["slices"] >= compute_share * model.compute_slices:
+        if facts["memory_mib"] >= memory_gib * MIB_PER_GIB and facts["slices"] >= compute_share * model.compute_slices:
             fitting.append((facts["slices"], facts["memory_mib"], profile))
     return min(fitting)[2] if fitting else None
 
@@ -206,10 +207,10 @@ def request_resource(request, models, largest_mib):
         profile = smallest_profile(model, memory, share)
         if profile:
             return mig_resource_name(profile), None
-    if largest_mib and memory * 1024 > largest_mib:
+    if largest_mib and memory * MIB_PER_GIB > largest_mib:
         return RESOURCE_GPU, "it asks for %g GiB of GPU memory, and the largest GPU of the pool has %.1f GiB" % (
             memory,
-            largest_mib / 1024.0,
+            largest_mib / float(MIB_PER_GIB),
         )
     return RESOURCE_GPU, None
 

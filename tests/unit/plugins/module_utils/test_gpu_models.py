@@ -195,7 +195,7 @@ def test_non_mig_gpus(product, name):
     assert model.mig_capable is False
     assert model.profiles == {}
     assert model.balanced == {}
-    assert model.max_compute_slices == 0
+    assert model.compute_slices == 0
 
 
 @pytest.mark.parametrize(
@@ -241,9 +241,9 @@ def test_invalid_profile_names(profile):
         profile_slices(profile)
 
 
-def test_max_compute_slices_follows_the_full_gpu_profile():
-    assert find_gpu_model("NVIDIA-A30", 24576).max_compute_slices == 4
-    assert find_gpu_model("NVIDIA-H100-PCIe", 81559).max_compute_slices == 7
+def test_compute_slices_follow_the_full_gpu_profile():
+    assert find_gpu_model("NVIDIA-A30", 24576).compute_slices == 4
+    assert find_gpu_model("NVIDIA-H100-PCIe", 81559).compute_slices == 7
 
 
 @pytest.mark.parametrize(

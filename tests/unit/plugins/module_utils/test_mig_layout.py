@@ -89,7 +89,7 @@ def test_too_many_compute_slices_refused(model):
     largest = max(model.profiles, key=profile_slices)
     devices = {largest: 1, small: 1}
     with pytest.raises(
-        GpuShareError, match="compute slices per GPU, but a %s has %d" % (model.name, model.max_compute_slices)
+        GpuShareError, match="compute slices per GPU, but a %s has %d" % (model.name, model.compute_slices)
     ):
         validate_mig_layout(layout(devices), model, 1)
 
