@@ -32,8 +32,9 @@ description:
   - Returns the module arguments (C(apply)) of M(gpushare.k8s.gpu_reset), M(gpushare.k8s.gpu_mig_config),
     M(gpushare.k8s.gpu_timeslicing) and M(gpushare.k8s.gpu_mps) that get every node to its planned state. A second
     plan, once they are applied, changes nothing.
-  - Makes one LIST of nodes and one of pods, and reads the ClusterPolicy and the MIG ConfigMap. Never changes
-    anything.
+  - Makes one LIST of nodes and one of pods, and reads the ClusterPolicy and the MIG ConfigMap. Under the single MIG
+    strategy with a O(node_selector), a second LIST of nodes reads every node (the strategy is the whole cluster's).
+    Never changes anything.
 author:
   - gpushare.k8s contributors (@gpushare)
 requirements:

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner behind gpu_sharing_plan: one LIST of nodes and one of pods, the ClusterPolicy and the MIG ConfigMap
+"""The runner behind gpu_sharing_plan: one LIST of nodes (a second of every node under the single MIG strategy with a
+node_selector: that strategy is the whole cluster's), one of pods, the ClusterPolicy and the MIG ConfigMap
 mig-manager reads, then plan/sharing_plan's answer. Read-only."""
 
 from __future__ import absolute_import, division, print_function
