@@ -23,8 +23,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     detect_platform,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
 
 
 def _in_namespace(objects, namespace):
@@ -51,7 +52,7 @@ def run_gpu_autoscaling(module):
                     "autoscaler_gpu_label is for platforms without MachineSets; OpenShift's autoscaler reads the "
                     "MachineSets' cluster-api/accelerator label."
                 )
-            return platform, plan_openshift_autoscaling(
+            plan = plan_openshift_autoscaling(
                 request,
                 machinesets,
                 kube.list_custom_objects(*CLUSTER_AUTOSCALER),
@@ -59,25 +60,16 @@ def run_gpu_autoscaling(module):
                 _in_namespace(kube.list_custom_objects(*MACHINE), machine_api_namespace),
                 nodes,
             )
+            return Planned(None, plan, platform)
         if params["machinesets"]:
             raise GpuShareError(
                 "machinesets were given but the cluster has no MachineSets in %s (platform: %s); choose nodes instead."
                 % (machine_api_namespace, platform or "not recognised")
             )
         nodes_named = resolve_node_names(kube, params["nodes"])
-        return platform, plan_node_autoscaling_labels(request, platform, Fleet(nodes), nodes_named)
+        return Planned(None, plan_node_autoscaling_labels(request, platform, Fleet(nodes), nodes_named), platform)
 
-    platform, plan = read_and_plan()
-    for warning in plan.warnings:
-        module.ansible.warn(warning)
-    result = dict(
-        changed=plan.changed,
-        platform=platform,
-        autoscaling=plan.after,
-        diff=dict(before=plan.before, after=plan.after),
-    )
-    if plan.changed and not module.check_mode:
-        # The ClusterAutoscaler's limits and the recorded MachineSets and nodes are written on the version read:
-        # read and plan again when the machine controller or another writer changed them in between.
-        write_replanning(kube, None, plan, lambda: (None, read_and_plan()[1]))
-    return result
+    planned = read_and_plan()
+    # The ClusterAutoscaler's limits and the recorded MachineSets and nodes are written on the version read: read and
+    # plan again when the machine controller or another writer changed them in between.
+    return report_and_write(module, planned, read_and_plan, platform=planned.platform, autoscaling=planned.plan.after)

@@ -15,7 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import plan_access, write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned, plan_access, write_replanning
 
 
 def run_gpu_mig_config(module):
@@ -63,10 +63,10 @@ def run_gpu_mig_config(module):
 
     def read_and_plan():
         current = find_operator(kube, params["cluster_policy"], params["namespace"])
-        return current, plan_mig_change(kube, current, request, kube.list_nodes()[0])
+        return Planned(current, plan_mig_change(kube, current, request, kube.list_nodes()[0]))
 
     def change():
-        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        written = write_replanning(kube, Planned(operator, plan), read_and_plan).plan
         return wait_for_mig_plan(kube, written, params["wait_timeout"]) if params["wait"] else {}
 
     final = guard.run(

@@ -9,7 +9,8 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.monitoring import plan_monitoring
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
 
 
 def run_gpu_monitoring(module):
@@ -18,18 +19,8 @@ def run_gpu_monitoring(module):
 
     def read_and_plan():
         operator = find_operator(kube, params["cluster_policy"], params["namespace"])
-        return operator, plan_monitoring(operator.policy, params["dcgm_exporter"], params["service_monitor"])
+        return Planned(operator, plan_monitoring(operator.policy, params["dcgm_exporter"], params["service_monitor"]))
 
-    operator, plan = read_and_plan()
-    for warning in plan.warnings:
-        module.ansible.warn(warning)
-    result = dict(
-        changed=plan.changed,
-        cluster_policy=operator.policy_name,
-        namespace=operator.namespace,
-        monitoring=dict(plan.after),
-        diff=dict(before=plan.before, after=plan.after),
-    )
-    if plan.changed and not module.check_mode:
-        write_replanning(kube, operator, plan, read_and_plan)  # the policy patch is conditional on the version read
-    return result
+    planned = read_and_plan()
+    # The policy patch is conditional on the version read.
+    return report_and_write(module, planned, read_and_plan, monitoring=dict(planned.plan.after))

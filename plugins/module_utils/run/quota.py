@@ -9,7 +9,8 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.quota import plan_quota
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
 
 
 def run_gpu_quota(module):
@@ -20,19 +21,13 @@ def run_gpu_quota(module):
         raise GpuShareError("Namespace %s does not exist. Nothing was changed." % namespace)
 
     def read_and_plan():
-        return None, plan_quota(
-            kube.get_resource_quota(namespace, name), namespace, name, params["limits"], params["state"]
+        return Planned(
+            None,
+            plan_quota(kube.get_resource_quota(namespace, name), namespace, name, params["limits"], params["state"]),
         )
 
-    plan = read_and_plan()[1]
-    result = dict(
-        changed=plan.changed,
-        namespace=namespace,
-        name=name,
-        hard=plan.after["hard"],
-        diff=dict(before=plan.before, after=plan.after),
+    planned = read_and_plan()
+    # Another run may create the quota first (409): read again and patch it instead.
+    return report_and_write(
+        module, planned, read_and_plan, namespace=namespace, name=name, hard=planned.plan.after["hard"]
     )
-    if plan.changed and not module.check_mode:
-        # Another run may create the quota first (409): read again and patch it instead.
-        write_replanning(kube, None, plan, read_and_plan)
-    return result

@@ -32,7 +32,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import plan_access, write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned, plan_access, write_replanning
 
 
 def run_reset(module):
@@ -50,19 +50,23 @@ def run_reset(module):
         operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
         config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
         read["listed"] = kube.list_nodes()
-        return operator, plan_reset(
-            operator.namespace,
-            config_map_name,
-            operator.policy,
-            kube.get_config_map(namespace=operator.namespace, name=config_map_name),
-            read["listed"][0],
-            node_names=node_names,
-            config_key=params["config_key"],
-            remove_profiles=params["remove_profiles"],
-            restart=params["restart_device_plugin"],
+        return Planned(
+            operator,
+            plan_reset(
+                operator.namespace,
+                config_map_name,
+                operator.policy,
+                kube.get_config_map(namespace=operator.namespace, name=config_map_name),
+                read["listed"][0],
+                node_names=node_names,
+                config_key=params["config_key"],
+                remove_profiles=params["remove_profiles"],
+                restart=params["restart_device_plugin"],
+            ),
         )
 
-    plan = read_and_plan(operator)[1]
+    planned = read_and_plan(operator)
+    plan = planned.plan
     config_map_name = plan.config_map
     nodes = read["listed"][0]
     fleet = Fleet(nodes)
@@ -94,15 +98,15 @@ def run_reset(module):
         # The nodes the first plan checked keep that check: a re-plan finds this task's own labels there.
         current = find_operator(kube, params["cluster_policy"], params["namespace"])
         request = MigRequest(mig_nodes, config=ALL_DISABLED, checked_nodes=mig_plan.layouts)
-        return current, plan_mig_change(kube, current, request, kube.list_nodes()[0])
+        return Planned(current, plan_mig_change(kube, current, request, kube.list_nodes()[0]))
 
     def change():
         final = {}
         if mig_plan:
-            written = write_replanning(kube, operator, mig_plan, read_and_plan_mig)[1]
+            written = write_replanning(kube, Planned(operator, mig_plan), read_and_plan_mig).plan
             if params["wait"]:
                 final.update(wait_for_mig_plan(kube, written, params["wait_timeout"]))
-        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        written = write_replanning(kube, planned, read_and_plan).plan
         if params["wait"] and written.expectations:
             final.update(
                 wait_for_node_expectations(
@@ -137,14 +141,18 @@ def run_restore(module, kube, operator):
     def read_and_plan(operator=None):
         operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
         read["listed"] = kube.list_nodes()
-        return operator, plan_restore(
-            operator.policy,
-            kube.list_config_maps(namespace=operator.namespace),
-            read["listed"][0],
-            [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
+        return Planned(
+            operator,
+            plan_restore(
+                operator.policy,
+                kube.list_config_maps(namespace=operator.namespace),
+                read["listed"][0],
+                [daemon_set for daemon_set in kube.list_all_daemon_sets() if read_record(daemon_set)],
+            ),
         )
 
-    plan = read_and_plan(operator)[1]
+    planned = read_and_plan(operator)
+    plan = planned.plan
     fleet = Fleet(read["listed"][0])
     changing = sorted(set(plan.changing_nodes(fleet)) | set(plan.mig_changes))
     guard = GpuPodGuard(kube, fleet, changing, params["drain"], params["force"], change="restore")
@@ -173,7 +181,7 @@ def run_restore(module, kube, operator):
 
     def change():
         mig_changes = dict(plan.mig_changes)
-        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        written = write_replanning(kube, planned, read_and_plan).plan
         mig_changes.update(written.mig_changes)
         if params["wait"]:
             if mig_changes:

@@ -34,7 +34,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuP
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import after_writes, plan_access, write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import (
+    Planned,
+    after_writes,
+    plan_access,
+    write_replanning,
+)
 
 
 def run_timeslicing(module):
@@ -92,9 +97,10 @@ def run_sharing_profile(module, method, default_key, resources=None):
         read.setdefault("versions", {}).update(
             (name, read["fleet"].nodes[name]["metadata"].get("resourceVersion")) for name in plan.expectations
         )
-        return operator, plan
+        return Planned(operator, plan)
 
-    operator, plan = read_and_plan()
+    planned = read_and_plan()
+    operator, plan = planned.operator, planned.plan
     fleet = read["fleet"]
     for warning in plan.warnings:
         module.ansible.warn(warning)
@@ -116,7 +122,7 @@ def run_sharing_profile(module, method, default_key, resources=None):
         return result
 
     def change():
-        written = write_replanning(kube, operator, plan, read_and_plan)[1]
+        written = write_replanning(kube, planned, read_and_plan).plan
         if not (params["wait"] and written.expectations):
             return {}
         superseded = set()

@@ -10,7 +10,8 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands import is_nfd_worker
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.tolerations import plan_tolerations
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
 
 
 def run_gpu_tolerations(module):
@@ -20,28 +21,25 @@ def run_gpu_tolerations(module):
     def read_and_plan():
         operator = find_operator(kube, params["cluster_policy"], params["namespace"])
         nfd_workers = [ds for ds in kube.list_all_daemon_sets() if is_nfd_worker(ds)] if params["nfd"] else []
-        return operator, plan_tolerations(
-            operator.policy,
-            nfd_workers,
-            params["tolerations"],
-            state=params["state"],
-            keep_gpu_toleration=params["keep_gpu_toleration"],
-            nfd=params["nfd"],
+        return Planned(
+            operator,
+            plan_tolerations(
+                operator.policy,
+                nfd_workers,
+                params["tolerations"],
+                state=params["state"],
+                keep_gpu_toleration=params["keep_gpu_toleration"],
+                nfd=params["nfd"],
+            ),
         )
 
-    operator, plan = read_and_plan()
-    result = dict(
-        changed=plan.changed,
-        cluster_policy=operator.policy_name,
-        namespace=operator.namespace,
-        tolerations=plan.after["cluster_policy"]["daemonsets"]["tolerations"],
-        nfd_workers=plan.after.get("nfd_workers", {}),
-        diff=dict(before=plan.before, after=plan.after),
+    planned = read_and_plan()
+    # The DaemonSet patch is conditional on the version read, and the operator or the DaemonSet controller may
+    # change the DaemonSet in between (its status, or the operator's answer to the policy patch): read again.
+    return report_and_write(
+        module,
+        planned,
+        read_and_plan,
+        tolerations=planned.plan.after["cluster_policy"]["daemonsets"]["tolerations"],
+        nfd_workers=planned.plan.after.get("nfd_workers", {}),
     )
-    for warning in plan.warnings:
-        module.ansible.warn(warning)
-    if plan.changed and not module.check_mode:
-        # The DaemonSet patch is conditional on the version read, and the operator or the DaemonSet controller may
-        # change the DaemonSet in between (its status, or the operator's answer to the policy patch): read again.
-        write_replanning(kube, operator, plan, read_and_plan)
-    return result

@@ -10,7 +10,8 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.vgpu_licensing import SECRET, plan_vgpu_licensing
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
 
 
 def run_gpu_vgpu_licensing(module):
@@ -21,18 +22,8 @@ def run_gpu_vgpu_licensing(module):
     def read_and_plan():
         operator = find_operator(kube, params["cluster_policy"], params["namespace"])
         existing = read(namespace=operator.namespace, name=params["name"])
-        return operator, plan_vgpu_licensing(operator.policy, operator.namespace, existing, params)
+        return Planned(operator, plan_vgpu_licensing(operator.policy, operator.namespace, existing, params))
 
-    operator, plan = read_and_plan()
-    for warning in plan.warnings:
-        module.ansible.warn(warning)
-    result = dict(
-        changed=plan.changed,
-        cluster_policy=operator.policy_name,
-        namespace=operator.namespace,
-        licensing_config=plan.after["licensingConfig"],
-        diff=dict(before=plan.before, after=plan.after),
-    )
-    if plan.changed and not module.check_mode:
-        write_replanning(kube, operator, plan, read_and_plan)  # the policy patch is conditional on the version read
-    return result
+    planned = read_and_plan()
+    # The policy patch is conditional on the version read.
+    return report_and_write(module, planned, read_and_plan, licensing_config=planned.plan.after["licensingConfig"])

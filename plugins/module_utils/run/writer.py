@@ -19,6 +19,7 @@ __metaclass__ = type
 import datetime
 import random
 import time
+from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, FORBIDDEN, GpuShareError, access_hint
@@ -38,6 +39,11 @@ NODE_PATCH_ACCESS = ("patch", "", "nodes", None)
 # a short random pause in between (up to REPLAN_PAUSE_SECONDS x the attempt), so runs that collided spread out.
 REPLAN_ATTEMPTS = 8
 REPLAN_PAUSE_SECONDS = 0.25
+
+# What a runner's ``read_and_plan()`` returns and ``write_replanning`` takes and returns: the plan (``ObjectWrites``),
+# the operator install it was planned against (``run/operator.OperatorInstall``; None when the plan writes no object
+# of the operator's: gpu_quota, gpu_autoscaling) and, for gpu_autoscaling, the platform the read recognised.
+Planned = namedtuple("Planned", ["operator", "plan", "platform"], defaults=(None,))
 
 
 def restart_daemon_set(kube, namespace, name):
@@ -273,23 +279,24 @@ def write_plan(kube, operator, plan):
     return [step.what for step in steps]
 
 
-def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMPTS, pause=REPLAN_PAUSE_SECONDS):
-    """``write_plan``, and on a 409 Conflict read again, plan again and write what is left, up to ``attempts``
-    writes in all; the one re-plan loop of every runner that writes restore records.
+def write_replanning(kube, planned, read_and_plan, attempts=REPLAN_ATTEMPTS, pause=REPLAN_PAUSE_SECONDS):
+    """``write_plan`` of ``planned`` (a ``Planned``), and on a 409 Conflict read again, plan again and write what is
+    left, up to ``attempts`` writes in all; the one re-plan loop, used by every runner that writes a plan.
 
     A patch that changes a restore record, or the device plugin's ``{name, default}``, carries the
     resourceVersion of the object it was planned from (``plan/objects.py``), so a concurrent run that changed
     that object in between makes it fail with 409 rather than lose that run's update; a create of an object
-    another run created first fails with 409 too. ``read_and_plan()`` reads the cluster afresh and returns
-    ``(operator, plan)`` for the same request: writes already made show in what it reads, so the new plan
-    holds only what is left. Returns ``(operator, plan)`` last written, whose ``expectations`` also keep the
-    nodes of the earlier plans (a node written before the conflict still has to show the change), and sets
-    ``plan.conflicts`` to the number of conflicts met.
+    another run created first fails with 409 too. ``read_and_plan()`` reads the cluster afresh and returns a
+    ``Planned`` for the same request: writes already made show in what it reads, so the new plan holds only what
+    is left. Returns the ``Planned`` last written, whose plan's ``expectations`` also keep the nodes of the earlier
+    plans (a node written before the conflict still has to show the change), and sets ``plan.conflicts`` to the
+    number of conflicts met.
     """
     expectations, versions, earlier = {}, {}, []  # nodes to wait for, as written, and what earlier attempts wrote
     for attempt in range(1, attempts + 1):
+        plan = planned.plan
         try:
-            written = write_plan(kube, operator, plan)
+            written = write_plan(kube, planned.operator, plan)
         except GpuShareError as exc:
             if exc.status != CONFLICT:
                 if earlier:
@@ -311,7 +318,7 @@ def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMP
             expectations.update(plan.expectations)
             versions.update(plan.node_versions)
             time.sleep(random.uniform(0, pause * attempt))
-            operator, plan = read_and_plan()
+            planned = read_and_plan()
             continue
         expectations.update(plan.expectations)
         plan.expectations = expectations
@@ -319,7 +326,7 @@ def write_replanning(kube, operator, plan, read_and_plan, attempts=REPLAN_ATTEMP
         plan.node_versions = versions
         plan.conflicts = attempt - 1
         plan.written = earlier + [what for what in written if what not in earlier]
-        return operator, plan
+        return planned
 
 
 def after_writes(exc, plan, waiting_for):

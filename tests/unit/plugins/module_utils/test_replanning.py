@@ -34,7 +34,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record i
     restore_patch,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import OperatorInstall  # noqa: E402
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import write_replanning  # noqa: E402
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned, write_replanning  # noqa: E402
 
 NAMESPACE = "gpu-operator"
 PATH = "/api/v1/namespaces/%s/configmaps/profiles" % NAMESPACE
@@ -121,7 +121,7 @@ def set_key(kube, key, text):
     plan.config_map_patch = recorded(
         current, {"data": {key: text}}, "data", {key: (current.get("data") or {}).get(key)}
     )
-    return OPERATOR, plan
+    return Planned(OPERATOR, plan)
 
 
 def test_a_record_change_is_made_on_the_version_read_and_a_kept_record_is_not():
@@ -150,14 +150,14 @@ def test_a_conflict_is_read_and_planned_again_and_keeps_the_other_writers_record
     # Run "a" planned from version 10 (no record); meanwhile run "b" wrote its key and its record.
     store = Store(config_map({"user": "kept"}))
     kube = kube_on(store)
-    operator, plan = set_key(kube, "a", "A")
+    planned = set_key(kube, "a", "A")
 
     def other_run(store):
         if len(store.patches) == 1:
             store.write({"b": "B"}, {RESTORE_ANNOTATION: json.dumps({"data": {"b": None}})})
 
     store.meddle = other_run
-    written = write_replanning(kube, operator, plan, lambda: set_key(kube, "a", "A"), pause=0)[1]
+    written = write_replanning(kube, planned, lambda: set_key(kube, "a", "A"), pause=0).plan
 
     assert store.conflicts == 1 and written.conflicts == 1
     assert store.config_map["data"] == {"user": "kept", "a": "A", "b": "B"}
@@ -169,14 +169,14 @@ def test_a_record_already_written_by_the_other_run_is_kept_as_the_value_before()
     # Both runs set the same key; "b" got there first, so "a"'s re-plan keeps b's record (the seeded value).
     store = Store(config_map({"k": "seed"}))
     kube = kube_on(store)
-    operator, plan = set_key(kube, "k", "A")
+    planned = set_key(kube, "k", "A")
 
     def other_run(store):
         if len(store.patches) == 1:
             store.write({"k": "B"}, {RESTORE_ANNOTATION: json.dumps({"data": {"k": "seed"}})})
 
     store.meddle = other_run
-    write_replanning(kube, operator, plan, lambda: set_key(kube, "k", "A"), pause=0)
+    write_replanning(kube, planned, lambda: set_key(kube, "k", "A"), pause=0)
     assert store.config_map["data"]["k"] == "A"  # the last writer's intent
     assert read_record(store.config_map) == {"data": {"k": "seed"}}  # not "B": the value before any run
     assert "metadata" not in store.patches[-1] or "annotations" not in store.patches[-1]["metadata"]
@@ -190,9 +190,9 @@ def test_conflicts_that_never_settle_give_up_with_a_message():
 
     store.meddle = always
     kube = kube_on(store)
-    operator, plan = set_key(kube, "a", "A")
+    planned = set_key(kube, "a", "A")
     with pytest.raises(GpuShareError) as caught:
-        write_replanning(kube, operator, plan, lambda: set_key(kube, "a", "A"), attempts=3, pause=0)
+        write_replanning(kube, planned, lambda: set_key(kube, "a", "A"), attempts=3, pause=0)
     assert caught.value.status == 409
     assert "each of 3 attempts, read and planned afresh, met a conflict (409)" in caught.value.msg
     assert "patch ConfigMap gpu-operator/profiles" in caught.value.msg
@@ -202,7 +202,7 @@ def test_conflicts_that_never_settle_give_up_with_a_message():
 def test_other_failures_are_not_replanned():
     store = Store(config_map({}))
     kube = kube_on(store)
-    operator, plan = set_key(kube, "a", "A")
+    planned = set_key(kube, "a", "A")
 
     def refuse(store):
         exc = ApiException(status=422, reason="Invalid")
@@ -211,10 +211,10 @@ def test_other_failures_are_not_replanned():
         raise exc
 
     store.meddle = refuse
-    planned = []
+    replans = []
     with pytest.raises(GpuShareError) as caught:
-        write_replanning(kube, operator, plan, lambda: planned.append(1) or set_key(kube, "a", "A"), pause=0)
-    assert caught.value.status == 422 and planned == [] and len(store.patches) == 1
+        write_replanning(kube, planned, lambda: replans.append(1) or set_key(kube, "a", "A"), pause=0)
+    assert caught.value.status == 422 and replans == [] and len(store.patches) == 1
     assert copy.deepcopy(store.config_map)["data"] == {}
 
 
