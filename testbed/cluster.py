@@ -597,6 +597,23 @@ def http_ok(url):
         return False
 
 
+def connect(kubeconfig, make_api_client, profile="openshift"):
+    """``make_api_client()`` once ``kubeconfig`` exists and its API server answers; else ClusterError saying how to
+    start the cluster (the test suites skip on it)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    hint = "the local cluster is not up: run '.venv/bin/python testbed/cluster.py up --profile %s'" % profile
+    if not os.path.exists(kubeconfig):
+        raise ClusterError("%s (no %s)" % (hint, kubeconfig))
+    api = make_api_client()
+    try:
+        client.VersionApi(api).get_code(_request_timeout=5)
+    except (ApiException, urllib.error.URLError, ssl.SSLError, OSError) as exc:
+        raise ClusterError("%s: %s" % (hint, exc))
+    return api
+
+
 def read_profile():
     try:
         with open(state_path("profile")) as f:

@@ -29,18 +29,15 @@ If the cluster is not up, every test here is skipped with the command that start
 """
 
 import os
-import ssl
-import urllib.error
 
 import pytest
 from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
 from integration_helpers import run_module as _run_module
 from integration_helpers import run_module_in_process
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 from workloads import namespace  # noqa: F401 (a fixture: a fresh namespace per test)
 
 from testbed import seed
+from testbed.cluster import ClusterError, connect
 
 PROFILE_ENV = "GPUSHARE_PROFILE"
 _CLUSTER = Cluster()
@@ -86,17 +83,10 @@ def cluster():
 
 @pytest.fixture(scope="session")
 def api_client(cluster):
-    hint = "the local cluster is not up: run '.venv/bin/python testbed/cluster.py up --profile %s'" % (
-        os.environ.get(PROFILE_ENV) or "openshift"
-    )
-    if not os.path.exists(cluster.kubeconfig):
-        pytest.skip("%s (no %s)" % (hint, cluster.kubeconfig))
-    api = cluster.api_client()
     try:
-        client.VersionApi(api).get_code(_request_timeout=5)
-    except (ApiException, urllib.error.URLError, ssl.SSLError, OSError) as exc:
-        pytest.skip("%s: %s" % (hint, exc))
-    return api
+        return connect(cluster.kubeconfig, cluster.api_client, os.environ.get(PROFILE_ENV) or "openshift")
+    except ClusterError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")

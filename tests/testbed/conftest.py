@@ -6,16 +6,14 @@ here is skipped with that hint. Each test starts from the freshly seeded profile
 """
 
 import os
-import ssl
-import urllib.error
 import uuid
 
 import pytest
 from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
 from simulator_helpers import wait_for
 
 from testbed import seed
+from testbed.cluster import ClusterError, connect
 from testbed.simulator.kube import Kube
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,20 +33,18 @@ def _profile():
         return "openshift"
 
 
+def _admin_api_client():
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=_kubeconfig(), client_configuration=configuration)
+    return client.ApiClient(configuration)
+
+
 @pytest.fixture(scope="session")
 def api_client():
-    path = _kubeconfig()
-    hint = "the local cluster is not up: run 'python testbed/cluster.py up --profile openshift' (kubeconfig %s)" % path
-    if not os.path.exists(path):
-        pytest.skip(hint)
-    configuration = client.Configuration()
-    config.load_kube_config(config_file=path, client_configuration=configuration)
-    api = client.ApiClient(configuration)
     try:
-        client.VersionApi(api).get_code(_request_timeout=5)
-    except (ApiException, urllib.error.URLError, ssl.SSLError, OSError) as exc:
-        pytest.skip("%s: %s" % (hint, exc))
-    return api
+        return connect(_kubeconfig(), _admin_api_client)
+    except ClusterError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")
