@@ -19,7 +19,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
 _CACHE = {}
 
 
-def _fits(counts, model):
+def _holds(counts, model):
+    """Whether one GPU of ``model`` holds the GPU instances ``counts`` ({profile: count}) by NVIDIA's rules."""
     try:
         check_gpu_fits(counts, model, "layout")
     except GpuShareError:
@@ -46,7 +47,7 @@ def gpu_layouts(model):
         for count in range(1, model.profiles[profile] + 1):
             trial = dict(counts)
             trial[profile] = count
-            if not _fits(trial, model):
+            if not _holds(trial, model):
                 break
             extend(index + 1, trial)
 

@@ -64,6 +64,13 @@ ALL_DEVICES = "all"
 _UINT32 = 2**32
 
 
+def gpu_indices(entry, gpu_count):
+    """The GPU indices a config entry's ``devices`` names on a node of ``gpu_count`` GPUs: every one for ``all`` (also
+    when ``devices`` is absent, mig-parted's default), else the listed ones that exist."""
+    devices = entry.get("devices", ALL_DEVICES)
+    return list(range(gpu_count)) if devices == ALL_DEVICES else [i for i in devices if 0 <= i < gpu_count]
+
+
 def is_shipped_config_name(name):
     """True for the 81 config names the GPU Operator ships (``all-1g.10gb.me``: ``+`` written ``.``)."""
     return isinstance(name, str) and name in SHIPPED_MIG_CONFIGS
@@ -391,7 +398,7 @@ def _gpu_instances(mig_devices, model, where):
     return result
 
 
-def _fits(instances, model):
+def _placeable(instances, model):
     """Whether the GPU instances (profile names) can all be placed, as mig-parted tries every order."""
     order = sorted(instances, key=lambda profile: -model.facts[profile]["memory_slices"])
     used = [False] * model.memory_slices
@@ -440,7 +447,7 @@ def check_gpu_fits(mig_devices, model, where):
             "'g' add up to the slices): %s" % (where, compute, model.name, model.compute_slices, described)
         )
     flat = [profile for profile, count in instances for _index in range(count)]
-    if not _fits(flat, model):
+    if not _placeable(flat, model):
         raise GpuShareError(
             "%s: %s do not fit on one %s: its %d memory slices have no placement for them all (profile memory "
             "slices: %s); remove instances or pick smaller profiles"
@@ -494,7 +501,7 @@ def validate_mig_layout(
         if not filter_matches(entry, model, device_id, where):
             continue
         devices = entry["devices"]
-        indices = range(count) if devices == ALL_DEVICES else [i for i in devices if 0 <= i < count]
+        indices = gpu_indices(entry, count)
         if devices != ALL_DEVICES and gpu_count is not None:
             missing = sorted(set(i for i in devices if not 0 <= i < count))
             if missing:
@@ -576,8 +583,7 @@ def mig_devices_of(layout, gpu_count):
     for entry in layout:
         if not entry.get("mig-enabled"):
             continue
-        devices = entry.get("devices", ALL_DEVICES)
-        gpus = gpu_count if devices == ALL_DEVICES else len(devices)
+        gpus = len(gpu_indices(entry, gpu_count))
         for profile, count in (entry.get("mig-devices") or {}).items():
             if count:
                 totals[profile] = totals.get(profile, 0) + count * gpus

@@ -34,6 +34,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     ALL_DISABLED,
     MIG_PARTED_KEY,
     build_mig_parted_config,
+    gpu_indices,
     is_shipped_config_name,
     mig_configs_of,
     mig_devices_of,
@@ -75,17 +76,14 @@ STUCK_HINT = (
 )
 
 
-def gpu_layouts(layout, gpu_count):
-    """The per-GPU view of a validated layout: index -> {profile: n} (MIG on) or None (MIG off)."""
+def layout_per_gpu(layout, gpu_count):
+    """A validated layout GPU by GPU: index -> its GPU layout (``nvidia/mig_layouts``' form: sorted (profile, count)
+    pairs, counts above zero; empty with MIG on and no instances), or None where MIG is off."""
     per_gpu = {}
     for entry in layout:
-        devices = entry.get("devices", "all")
-        for index in range(gpu_count) if devices == "all" else devices:
-            per_gpu[index] = (
-                dict((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n)
-                if entry.get("mig-enabled")
-                else None
-            )
+        gpu_layout = tuple(sorted((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n))
+        for index in gpu_indices(entry, gpu_count):
+            per_gpu[index] = gpu_layout if entry.get("mig-enabled") else None
     return per_gpu
 
 
@@ -93,10 +91,10 @@ def single_strategy_problem(layout, gpu_count):
     """Why GPU Feature Discovery's single strategy could not describe this layout (it would advertise
     ``<model>-MIG-INVALID`` and zero GPUs), or None. Single needs every GPU MIG-disabled, or every GPU
     split into instances of one and the same profile."""
-    per_gpu = [gpu for _index, gpu in sorted(gpu_layouts(layout, gpu_count).items())]
+    per_gpu = [gpu for _index, gpu in sorted(layout_per_gpu(layout, gpu_count).items())]
     if all(gpu is None for gpu in per_gpu):
         return None
-    profiles = set(profile for gpu in per_gpu if gpu for profile in gpu)
+    profiles = set(profile for gpu in per_gpu if gpu for profile, _count in gpu)
     if any(gpu is None for gpu in per_gpu) or any(len(gpu) != 1 for gpu in per_gpu) or len(profiles) != 1:
         return (
             "the mig strategy single needs every GPU split into instances of one same profile (this layout gives %s); "
@@ -108,7 +106,7 @@ def single_strategy_problem(layout, gpu_count):
 def _describe_gpu(gpu):
     if gpu is None:
         return "MIG off"
-    return " + ".join("%dx%s" % (n, p) for p, n in sorted(gpu.items())) or "MIG on, no instances"
+    return " + ".join("%dx%s" % (n, p) for p, n in gpu) or "MIG on, no instances"
 
 
 class MigRequest(object):
@@ -259,15 +257,19 @@ def validate_request(request):
         raise GpuShareError("Say which nodes to reconfigure: nodes.names or nodes.selector.")
 
 
-def _current_layout(state, configs):
-    """The layout a node's current mig.config label stands for (from ``configs``, else shipped), or None."""
+def current_layout(state, configs, gpu_count=None):
+    """The layout a node's current mig.config label stands for (from ``configs``, the ConfigMap mig-manager reads,
+    else NVIDIA's shipped one) on its ``gpu_count`` GPUs (None: unknown, only ``devices: all`` entries resolve), or
+    None when it cannot be read back."""
     name = state.mig_config
     layout = configs.get(name)
     layout = layout if isinstance(layout, list) else None
     if layout is None and not is_shipped_config_name(name):
         return None
     try:
-        return resolve_shipped_config(name, state.gpu_model, None, device_id=state.pci_device_id, layout=layout)
+        return resolve_shipped_config(
+            name, state.gpu_model, gpu_count, state.name, device_id=state.pci_device_id, layout=layout
+        )
     except GpuShareError:
         return None
 
@@ -278,7 +280,7 @@ def physical_gpu_count(state, configs):
     profile = mig_profile_of_product(state.product) if state.mig_strategy == MIG_STRATEGY_SINGLE else None
     if not profile:
         return state.count
-    layout = _current_layout(state, configs)
+    layout = current_layout(state, configs)
     if not layout or len(layout) != 1 or layout[0].get("devices", "all") != "all" or layout[0].get("device-filter"):
         return None
     per_gpu = (layout[0].get("mig-devices") or {}).get(profile)

@@ -29,10 +29,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIB_PER_GIB
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import gpu_requests
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
-    layout_entries,
-    resolve_shipped_config,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import layout_entries
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_profile import parse_mig_profile
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
     MPS,
@@ -51,8 +48,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program i
     DEFAULT_TIME_LIMIT,
     plan_pool,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import gpu_layouts as per_gpu_layouts
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import physical_gpu_count
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
+    current_layout,
+    layout_per_gpu,
+    physical_gpu_count,
+)
 
 # The pool of the nodes that lack the pool label (and of every node when no pool label is given).
 NO_POOL = ""
@@ -80,22 +80,11 @@ def current_descriptors(state, configs):
     if not count:
         return ()
     if state.mig_enabled:
-        layout = configs.get(state.mig_config)
-        try:
-            effective = resolve_shipped_config(
-                state.mig_config,
-                state.gpu_model,
-                count,
-                state.name,
-                device_id=state.pci_device_id,
-                layout=layout if isinstance(layout, list) else None,
-            )
-        except GpuShareError:
+        layout = current_layout(state, configs, count)
+        if layout is None:
             return (UNKNOWN,) * count
-        per_gpu = per_gpu_layouts(effective, count)
-        return tuple(
-            WHOLE if per_gpu.get(index) is None else mig_gpu(sorted(per_gpu[index].items())) for index in range(count)
-        )
+        per_gpu = layout_per_gpu(layout, count)
+        return tuple(WHOLE if per_gpu.get(index) is None else mig_gpu(per_gpu[index]) for index in range(count))
     if state.sharing_strategy in (TIME_SLICING, MPS) and state.replicas > 1:
         renamed = state.shared_resource() == RESOURCE_GPU_SHARED
         return (shared_gpu(state.sharing_strategy, state.replicas, renamed),) * count
@@ -566,7 +555,7 @@ def _answer_pool(pool, nodes, pending, named, pods_by_node, options, mig_blocked
     return answer_nodes, entry, unserved, changes
 
 
-def plan_sharing(states, pods, configs, options):
+def sharing_plan_answer(states, pods, configs, options):
     """The whole answer. ``states``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold or
     wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``options``: the module's parameters plus
     ``mig_allowed`` (False on platforms without MIG), ``mig_strategy`` (the cluster's) and ``single_mig_nodes`` (the

@@ -18,7 +18,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_options, plan_sharing
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_options, sharing_plan_answer
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
@@ -46,6 +46,6 @@ def run_gpu_sharing_plan(module):
         mig_strategy=strategy,
         single_mig_nodes=sorted(state.name for state in everywhere if state.mig_enabled),
     )
-    answer = plan_sharing(states, pods, configs, options)
+    answer = sharing_plan_answer(states, pods, configs, options)
     answer.update(changed=False, namespace=operator.namespace)
     return answer

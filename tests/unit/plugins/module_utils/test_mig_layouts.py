@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import _fits, gpu_layouts
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import _holds, gpu_layouts
 
 MODELS = [model for model in MIG_GPU_MODELS if model.mig_capable]
 
@@ -22,10 +22,10 @@ def test_every_layout_fits_and_every_one_instance_more_that_fits_is_there_too(mo
     assert () in known and len(known) == len(layouts)
     for layout in layouts:
         counts = dict(layout)
-        assert _fits(counts, model), layout
+        assert _holds(counts, model), layout
         for profile in model.profiles:
             bigger = dict(counts, **{profile: counts.get(profile, 0) + 1})
-            if _fits(bigger, model):
+            if _holds(bigger, model):
                 assert tuple(sorted(bigger.items())) in known, (layout, profile)
 
 

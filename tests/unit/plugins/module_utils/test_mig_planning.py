@@ -22,6 +22,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
     expected_devices,
+    layout_per_gpu,
     physical_gpu_count,
     plan_mig,
     single_strategy_problem,
@@ -651,3 +652,16 @@ def test_a_replan_still_refuses_another_change_pending_on_a_checked_node():
     node = a100(mig_config="all-balanced", state="pending")
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-1g.5gb", checked_nodes=["gpu-a100-0"]), nodes=[node])
     assert "previous MIG change to all-balanced is still pending" in msg
+
+
+def test_a_layout_per_gpu_gives_each_gpu_its_gpu_layout_or_none_where_mig_is_off():
+    layout = [
+        {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.40gb": 1, "1g.10gb": 2, "2g.20gb": 0}},
+        {"devices": [1], "mig-enabled": True, "mig-devices": {}},
+        {"devices": [2], "mig-enabled": False, "mig-devices": {}},
+    ]
+    assert layout_per_gpu(layout, 3) == {0: (("1g.10gb", 2), ("3g.40gb", 1)), 1: (), 2: None}
+    assert layout_per_gpu([{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}], 2) == {
+        0: (("7g.80gb", 1),),
+        1: (("7g.80gb", 1),),
+    }

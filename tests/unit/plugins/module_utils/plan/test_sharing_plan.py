@@ -25,9 +25,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan imp
     config_name_of,
     current_descriptors,
     mig_parted_layout,
-    plan_sharing,
     request_resource,
     scheduler_reason,
+    sharing_plan_answer,
     smallest_profile,
 )
 
@@ -60,7 +60,7 @@ def with_pool(body, pool):
 
 
 def plan(nodes, pods=(), **options):
-    return plan_sharing(states(*nodes), list(pods), {}, dict(dict(read_pods=True), **options))
+    return sharing_plan_answer(states(*nodes), list(pods), {}, dict(dict(read_pods=True), **options))
 
 
 def test_current_states_are_read_from_the_labels_and_the_mig_config_the_node_names():

@@ -19,6 +19,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog im
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     build_mig_parted_config,
+    gpu_indices,
     is_shipped_config_name,
     mig_devices_of,
     resolve_shipped_config,
@@ -390,3 +391,9 @@ def test_merge_adds_missing_all_disabled():
 def test_merge_refuses_bad_existing(existing, message):
     with pytest.raises(GpuShareError, match=message):
         build_mig_parted_config(existing, "x", layout({}))
+
+
+def test_devices_all_or_absent_is_every_gpu_and_a_list_only_the_gpus_that_exist():
+    assert gpu_indices({"devices": "all"}, 3) == [0, 1, 2]
+    assert gpu_indices({}, 2) == [0, 1]  # mig-parted's default
+    assert gpu_indices({"devices": [2, 0, 5]}, 3) == [2, 0]
