@@ -35,8 +35,10 @@ def runners():
 def module_names():
     for folder, _dirs, files in os.walk(MODULE_UTILS):
         for name in files:
-            if name.endswith(".py") and name != "__init__.py":
-                path = os.path.join(folder, name)
+            path = os.path.join(folder, name)
+            if name == "__init__.py" and os.path.getsize(path):  # a package with code of its own (plan/preflight)
+                yield os.path.relpath(folder, MODULE_UTILS).replace(os.sep, "."), path
+            elif name.endswith(".py") and name != "__init__.py":
                 yield os.path.relpath(path, MODULE_UTILS)[:-3].replace(os.sep, "."), path
 
 
