@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""platform: choosing the ClusterPolicy, reading its device-plugin config."""
+"""nvidia/cluster_policy: choosing the ClusterPolicy, reading its device-plugin config."""
 
 from __future__ import absolute_import, division, print_function
 
