@@ -224,7 +224,7 @@ def test_keys_that_are_not_mig_parted_config_files_are_refused(text, reason):
 # --- the planners call it before planning any write ---------------------------------------------------------------
 
 
-def plan_sharing(request, cm):
+def plan_profile_on_one_node(request, cm):
     return plan_profile(request, NAMESPACE, cluster_policy(config_name=CONFIG_MAP), cm, [t4_node("t4-a", config="t4")])
 
 
@@ -232,18 +232,18 @@ def test_plan_profile_refuses_a_foreign_config_map_for_present():
     cm = config_map({"ca.crt": CA_CERT}, name="kube-root-ca.crt")
     request = SharingRequest("present", "t4", "kube-root-ca.crt", config=build_sharing_config("mps", 2), node_names=[])
     with pytest.raises(GpuShareError, match="Will not write device-plugin configs into ConfigMap .*/kube-root-ca.crt"):
-        plan_sharing(request, cm)
+        plan_profile_on_one_node(request, cm)
 
 
 def test_plan_profile_refuses_to_remove_a_key_from_a_foreign_config_map():
     cm = config_map({"t4": TIME_SLICING, "README": "kept by hand\n"})
     with pytest.raises(GpuShareError, match="key README is not a device-plugin config"):
-        plan_sharing(SharingRequest("absent", "t4", CONFIG_MAP), cm)
+        plan_profile_on_one_node(SharingRequest("absent", "t4", CONFIG_MAP), cm)
 
 
 def test_plan_profile_absent_without_a_key_to_remove_writes_nothing_there_and_is_not_refused():
     cm = config_map({"README": "kept by hand\n"})
-    plan = plan_sharing(SharingRequest("absent", "t4", CONFIG_MAP), cm)
+    plan = plan_profile_on_one_node(SharingRequest("absent", "t4", CONFIG_MAP), cm)
     assert plan.config_map_patch is None and plan.create_config_map is None
 
 
