@@ -31,6 +31,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import mig_profile_of_product
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
+    ALL_DEVICES,
     ALL_DISABLED,
     MIG_PARTED_KEY,
     build_mig_parted_config,
@@ -281,7 +282,12 @@ def physical_gpu_count(state, configs):
     if not profile:
         return state.count
     layout = current_layout(state, configs)
-    if not layout or len(layout) != 1 or layout[0].get("devices", "all") != "all" or layout[0].get("device-filter"):
+    if (
+        not layout
+        or len(layout) != 1
+        or layout[0].get("devices", ALL_DEVICES) != ALL_DEVICES
+        or layout[0].get("device-filter")
+    ):
         return None
     per_gpu = (layout[0].get("mig-devices") or {}).get(profile)
     if not per_gpu or state.count % per_gpu:
