@@ -10,8 +10,8 @@ nodes:
 
 - per group: ``keep`` (nodes left as they are: they serve what they advertise now), ``whole`` (every GPU whole), per
   sharing method and renaming a pair (``shared``, ``replicas``): how many nodes share their GPUs that way and the
-  replicas per GPU they have in all, between 2 and the most per node times ``shared`` (replicas equal to the node's
-  own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG. Per pods count,
+  replicas per GPU they have in all, between ``MIN_REPLICAS`` and the most per node times ``shared`` (replicas equal to
+  the node's own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG. Per pods count,
   how many of the nodes whose option stops their pods run that many: they add up to those options' nodes and each
   costs its pods (a convex cost: the cheapest nodes are taken, with nothing for the solver to choose between);
 - per family of groups (the same model and GPU states, differing in pods, supply or MPS limit), per GPU state: how
@@ -379,8 +379,8 @@ def _place_kept_options(family, gpus, values):
 
 
 def _fewest_replicas(nodes, choices, demand):
-    """The nodes newly shared lose the replicas that serve nothing (beyond the demand), down to 2, node by node: the
-    same requests served, the same GPUs changed, no more sharing than needed."""
+    """The nodes newly shared lose the replicas that serve nothing (beyond the demand), down to ``MIN_REPLICAS``, node by
+    node: the same requests served, the same GPUs changed, no more sharing than needed."""
     surplus = dict((r, n - demand.get(r, 0)) for r, n in pool_supply(nodes, choices).items())
     trimmed = []
     for node, descriptors in zip(nodes, choices):
