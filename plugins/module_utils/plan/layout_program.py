@@ -11,9 +11,10 @@ nodes:
 - per group: ``keep`` (nodes left as they are: they serve what they advertise now), ``whole`` (every GPU whole), per
   sharing method and renaming a pair (``shared``, ``replicas``): how many nodes share their GPUs that way and the
   replicas per GPU they have in all, between ``MIN_REPLICAS`` and the most per node times ``shared`` (replicas equal to
-  the node's own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG. Per pods count,
-  how many of the nodes whose option stops their pods run that many: they add up to those options' nodes and each
-  costs its pods (a convex cost: the cheapest nodes are taken, with nothing for the solver to choose between);
+  the node's own are its ``keep``, so its range is split around them); and ``mig``: how many nodes change to MIG.
+  Per pods count, how many of the nodes whose option stops their pods run that many: they add up to those options'
+  nodes and each costs its pods (a convex cost: the cheapest nodes are taken, with nothing for the solver to choose
+  between);
 - per family of groups (the same model and GPU states, differing in pods, supply or MPS limit), per GPU state: how
   many GPUs of its MIG nodes stay as they are, and (a time-sliced GPU) how many go whole, which does not stop the
   node's pods; at most the GPUs in that state, and at most all but one GPU per node (a MIG node with no change that
