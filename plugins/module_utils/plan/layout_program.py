@@ -380,8 +380,8 @@ def _place_kept_options(family, gpus, values):
 
 
 def _fewest_replicas(nodes, choices, demand):
-    """The nodes newly shared lose the replicas that serve nothing (beyond the demand), down to ``MIN_REPLICAS``, node by
-    node: the same requests served, the same GPUs changed, no more sharing than needed."""
+    """The nodes newly shared lose the replicas that serve nothing (beyond the demand), down to ``MIN_REPLICAS``, node
+    by node: the same requests served, the same GPUs changed, no more sharing than needed."""
     surplus = dict((r, n - demand.get(r, 0)) for r, n in pool_supply(nodes, choices).items())
     trimmed = []
     for node, descriptors in zip(nodes, choices):
