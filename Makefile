@@ -18,7 +18,7 @@ KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
 	@echo "make test            run every test (unit, format, sanity, lint, package, simulator, integration, molecule)"
-	@echo "make test-ee         build the AWX execution environment (podman) and run the job templates' playbooks in it"
+	@echo "make test-ee         build the AWX EE and the EDA DE (podman), run the playbooks and the rulebook in them"
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/)"

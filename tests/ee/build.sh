@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds the AWX execution environment of execution-environment.yml with ansible-builder and podman, here, where
-# there is no container registry and no Galaxy (`make test-ee` runs it, then the jobs in it: tests/ee/).
+# Builds the AWX execution environment of execution-environment.yml, or the EDA decision environment of
+# decision-environment.yml, with ansible-builder and podman, here, where there is no container registry and no Galaxy
+# (`make test-ee` runs it, then the jobs and the rulebook in them: tests/ee/).
 #
-#   bash tests/ee/build.sh        # prints the image's name on its last line
+#   bash tests/ee/build.sh [decision-environment.yml]   # prints the image's name on its last line
 #
 # What differs from a build on a Red Hat base with Galaxy reachable (docs/AWX.md) is set through ansible-builder's
 # own options, in a copy of the definition that tests/ee/local_definition.py writes; the definition itself is used
 # unchanged otherwise:
 # - the base image is Debian trixie made locally with debootstrap (Python 3.13), imported into podman once and
-#   cached there; apt-get is its package manager, its python3 the interpreter;
+#   cached there, the same for both; apt-get is its package manager (the DE's Java), its python3 the interpreter;
 # - kubernetes.core comes as a tarball of the copy tools/install_collections.py unpacked from PyPI's `ansible`
 #   wheel, beside the collection's own tarball, installed offline;
 # - every build container uses the host's network and reads the host's CA bundle (the file pip's configuration
@@ -19,9 +20,12 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VENV=${VENV:-$REPO/.venv}
 STATE=${GPUSHARE_EE_DIR:-$REPO/.ee}
-# The EE's one name: execution-environment.yml's tag (gpushare-ee:<collection version>), as podman names an image
-# built without a registry (ansible-navigator.yml and awx/gpushare-k8s.yml name the same; tests/unit/test_ee_name.py).
-IMAGE=${GPUSHARE_EE_IMAGE:-localhost/$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["options"]["tags"][0])' "$REPO/execution-environment.yml")}
+DEFINITION=${1:-execution-environment.yml}
+# The image's one name: the definition's tag (gpushare-ee:<collection version>, gpushare-de:<collection version>), as
+# podman names an image built without a registry (ansible-navigator.yml, awx/gpushare-k8s.yml and eda/gpushare-k8s.yml
+# name the same; tests/unit/test_ee_name.py).
+IMAGE=localhost/$("$VENV/bin/python" -c 'import sys, yaml
+print(yaml.safe_load(open(sys.argv[1]))["options"]["tags"][0])' "$REPO/$DEFINITION")
 # pip comes with the base: Debian disables ensurepip for its system python, so ansible-builder's pip step is skipped.
 BASE_PACKAGES=python3,python3-pip,ca-certificates
 BASE_IMAGE=localhost/gpushare-ee-base:trixie-$(printf '%s' "$BASE_PACKAGES" | sha256sum | cut -c1-8)
@@ -72,22 +76,23 @@ if ! podman image exists "$BASE_IMAGE"; then
 fi
 
 # --- 3. the build context: the collection's tarball and kubernetes.core's, the definition adapted ------------------
-context=$STATE/context
-rm -rf "$context" "$STATE/source"
-mkdir -p "$STATE/source/collections"
-"$VENV/bin/ansible-galaxy" collection build --force --output-path "$STATE/source/collections" "$REPO" >/dev/null
+work=$STATE/$(basename "$DEFINITION" .yml)
+context=$work/context
+rm -rf "$context" "$work/source"
+mkdir -p "$work/source/collections"
+"$VENV/bin/ansible-galaxy" collection build --force --output-path "$work/source/collections" "$REPO" >/dev/null
 core=$REPO/.build/ansible_collections/kubernetes/core
 [ -f "$core/MANIFEST.json" ] || { log "no kubernetes.core in $REPO/.build: run 'make venv'"; exit 1; }
-"$VENV/bin/python" "$REPO/tests/ee/local_definition.py" --repo "$REPO" --source "$STATE/source" \
-    --base-image "$BASE_IMAGE" --tag "$IMAGE" --installed "$core"
+"$VENV/bin/python" "$REPO/tests/ee/local_definition.py" --repo "$REPO" --source "$work/source" \
+    --base-image "$BASE_IMAGE" --tag "$IMAGE" --installed "$core" --definition "$DEFINITION"
 
 log "ansible-builder build of $IMAGE"
 (
-    cd "$STATE/source"
-    "$VENV/bin/ansible-builder" build --file execution-environment.yml --context "$context" --tag "$IMAGE" \
+    cd "$work/source"
+    "$VENV/bin/ansible-builder" build --file "$(basename "$DEFINITION")" --context "$context" --tag "$IMAGE" \
         --container-runtime podman --verbosity 2 \
         --build-arg ANSIBLE_GALAXY_CLI_COLLECTION_OPTS=--offline \
         --extra-build-cli-args "--network host --volume $CA_BUNDLE:/etc/ssl/certs/ca-certificates.crt:ro"
-) >"$STATE/build.log" 2>&1 || { tail -n 40 "$STATE/build.log" >&2; exit 1; }
+) >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; exit 1; }
 podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "ee-build: %s, %d MB\n", "'"$IMAGE"'", $1 / 1e6}' >&2
 echo "$IMAGE"

@@ -1,13 +1,15 @@
-"""Writes the copy of execution-environment.yml that tests/ee/build.sh builds here, and the files it names.
+"""Writes the copy of an ansible-builder definition (execution-environment.yml, or decision-environment.yml) that
+tests/ee/build.sh builds here, and the files it names.
 
 Only what this machine lacks changes, each through an ansible-builder option (docs/AWX.md lists them): the base
 image (a local Debian trixie), its interpreter (python3, already in the image: nothing to install with a package
-manager), its package manager (apt-get, for bindep's packages: none today), pip (the base's python3-pip: Debian
-disables ensurepip for its system python), pip's CA bundle (the host's, mounted
-read-only during the build) and kubernetes.core (a local tarball instead of Galaxy). Everything else (ansible-core,
-ansible-runner, the Python pins, bindep, helm's build step) is the definition's own.
+manager), its package manager (apt-get, for bindep's packages: the DE's Java; its package lists fetched first, the
+base image keeps none), pip (the base's python3-pip: Debian disables ensurepip for its system python), pip's CA
+bundle (the host's, mounted read-only during the build) and kubernetes.core (a local tarball instead of Galaxy).
+Everything else (ansible-core, ansible-runner, the Python pins, bindep, helm's build step) is the definition's own.
 
     python tests/ee/local_definition.py --repo REPO --source DIR --base-image NAME --tag NAME [--installed PATH]
+        [--definition execution-environment.yml]
 """
 
 import argparse
@@ -25,8 +27,9 @@ import yaml
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 
-def local_definition(definition, base_image, tag):
-    """The definition with this machine's differences: a new dict, the original untouched."""
+def local_definition(definition, base_image, tag, system_packages=False):
+    """The definition with this machine's differences: a new dict, the original untouched. ``system_packages``: its
+    bindep file names packages, which apt-get installs (without recommends) from lists fetched first."""
     local = yaml.safe_load(yaml.safe_dump(definition))
     local["images"]["base_image"]["name"] = base_image
     local["dependencies"]["python_interpreter"] = {"python_path": "/usr/bin/python3"}
@@ -36,11 +39,24 @@ def local_definition(definition, base_image, tag):
     ] + [{"src": "collections/*.tar.gz", "dest": "collections"}]
     steps = local.setdefault("additional_build_steps", {})
     steps["prepend_base"] = ["ENV PIP_CERT=%s" % CA_BUNDLE] + list(steps.get("prepend_base", []))
+    if system_packages:
+        # ansible-builder's install-from-bindep runs `$PKGMGR install -y $PKGMGR_OPTS <packages>`; build-time ARGs
+        # only, the image keeps neither them nor the lists.
+        steps["prepend_final"] = [
+            "ARG DEBIAN_FRONTEND=noninteractive PKGMGR_OPTS=--no-install-recommends",
+            "RUN apt-get update -qq",
+        ] + list(steps.get("prepend_final", []))
+        steps["append_final"] = list(steps.get("append_final", [])) + ["RUN rm -rf /var/lib/apt/lists/*"]
     local.setdefault("options", {})["package_manager_path"] = "/usr/bin/apt-get"
     # Debian's system python has ensurepip disabled; the base image brings python3-pip instead.
     local["options"]["skip_pip_install"] = True
     local["options"]["tags"] = [tag]
     return local
+
+
+def names_packages(bindep_text):
+    """Whether a bindep file lists any package (the EE's has comments only)."""
+    return any(line.split("#")[0].strip() for line in bindep_text.splitlines())
 
 
 def sha256(data):
@@ -79,17 +95,20 @@ def main(argv=None):
     parser.add_argument("--base-image", required=True)
     parser.add_argument("--tag", required=True)
     parser.add_argument("--installed", action="append", default=[], help="an installed collection to add as a tarball")
+    parser.add_argument("--definition", default="execution-environment.yml", help="relative to --repo")
     args = parser.parse_args(argv)
 
     for path in args.installed:
         tarball_of_installed_collection(path, os.path.join(args.source, "collections"))
 
-    with open(os.path.join(args.repo, "execution-environment.yml")) as stream:
+    with open(os.path.join(args.repo, args.definition)) as stream:
         definition = yaml.safe_load(stream)
+    with open(os.path.join(args.repo, definition["dependencies"]["system"])) as stream:
+        system_packages = names_packages(stream.read())
     tarballs = sorted(
         os.path.basename(path) for path in glob.glob(os.path.join(args.source, "collections", "*.tar.gz"))
     )
-    local = local_definition(definition, args.base_image, args.tag)
+    local = local_definition(definition, args.base_image, args.tag, system_packages)
     for name in ("python", "system"):
         path = definition["dependencies"][name]
         os.makedirs(os.path.dirname(os.path.join(args.source, path)) or args.source, exist_ok=True)
@@ -100,7 +119,7 @@ def main(argv=None):
             shutil.copy(os.path.join(args.repo, entry["src"]), os.path.join(args.source, entry["src"]))
     with open(os.path.join(args.source, "requirements.yml"), "w") as stream:
         yaml.safe_dump({"collections": [{"name": "collections/" + name, "type": "file"} for name in tarballs]}, stream)
-    with open(os.path.join(args.source, "execution-environment.yml"), "w") as stream:
+    with open(os.path.join(args.source, os.path.basename(args.definition)), "w") as stream:
         yaml.safe_dump(local, stream, sort_keys=False)
     return 0
 

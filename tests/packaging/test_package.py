@@ -42,6 +42,7 @@ TOP_LEVEL = {
     "bindep.txt",
     "changelogs",
     "docs",
+    "eda",
     "extensions",
     "meta",
     "playbooks",
@@ -62,6 +63,8 @@ SHIPPED = (
     "meta",
     "docs/AWX.md",
     "awx/gpushare-k8s.yml",
+    "eda/gpushare-k8s.yml",
+    "extensions/eda",
     "ansible-navigator.yml",
     "README.md",
     "CHANGELOG.rst",
@@ -328,6 +331,24 @@ def test_pins_agree_with_the_tested_tool_chain():
         {"name": "collections/" + tarball_name(), "type": "file"},
         {"name": "kubernetes.core", "version": DEPENDENCY_VERSIONS["kubernetes.core"]},
     ]
+
+
+def test_the_decision_environment_is_the_ees_base_with_ansible_rulebook_and_java():
+    dev, ee = requirements(read("requirements-dev.txt"), "=="), requirements(read("ee", "requirements.txt"), "==")
+    ee_definition = yaml.safe_load(read("execution-environment.yml"))
+    de_definition = yaml.safe_load(read("decision-environment.yml"))
+
+    assert requirements(read("de", "requirements.txt"), "==") == dict(
+        ee, **{"ansible-rulebook": dev["ansible-rulebook"]}
+    )
+    assert de_definition["images"] == ee_definition["images"]
+    same = ("python_interpreter", "ansible_core", "ansible_runner", "galaxy")
+    assert dict((key, de_definition["dependencies"][key]) for key in same) == dict(
+        (key, ee_definition["dependencies"][key]) for key in same
+    )
+    assert de_definition["options"]["tags"] == ["gpushare-de:%s" % galaxy()["version"]]
+    java = [line.split()[0] for line in read("de", "bindep.txt").splitlines() if line and not line.startswith("#")]
+    assert java == ["java-17-openjdk-headless", "openjdk-21-jre-headless"]
 
 
 def test_ee_build_context_installs_the_collection_its_requirements_and_helm(ee_context, tarball):

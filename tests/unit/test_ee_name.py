@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The execution environment has one name (issue 29): ``gpushare-ee:<collection version>``, execution-environment.yml's
 tag. tests/ee builds it under that name (podman's ``localhost/`` form), ansible-navigator.yml runs it, the AWX file
-pulls it from the user's registry, and the docs' commands say the same; the collection tarball's name too."""
+pulls it from the user's registry, and the docs' commands say the same; the collection tarball's name too. The
+decision environment likewise (issue 30): ``gpushare-de:<collection version>``, pulled by the EDA controller file."""
 
 import os
 import re
@@ -14,17 +15,25 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+class PlaybookLoader(yaml.SafeLoader):
+    """Reads Ansible's ``!unsafe`` strings (eda/gpushare-k8s.yml's injector templates) as plain strings."""
+
+
+PlaybookLoader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+
+
 def load(*parts):
     with open(os.path.join(ROOT, *parts)) as stream:
-        return yaml.safe_load(stream)
+        return yaml.load(stream, Loader=PlaybookLoader)
 
 
 def version():
     return load("galaxy.yml")["version"]
 
 
-def test_the_definition_tags_the_image_with_the_collections_version():
+def test_the_definitions_tag_the_images_with_the_collections_version():
     assert load("execution-environment.yml")["options"]["tags"] == ["gpushare-ee:%s" % version()]
+    assert load("decision-environment.yml")["options"]["tags"] == ["gpushare-de:%s" % version()]
 
 
 def test_ansible_navigator_runs_that_image_locally_with_the_options_podman_needs():
@@ -45,10 +54,18 @@ def test_the_awx_file_pulls_that_image():
     assert registry and name == "gpushare-ee:%s" % version()
 
 
-def test_tests_ee_builds_that_name():
+def test_the_eda_controller_file_pulls_the_de():
+    (play,) = load("eda", "gpushare-k8s.yml")
+    module = "ansible.eda.decision_environment"
+    (environment,) = [task[module] for task in play["tasks"] if module in task]
+    registry, _, name = play["vars"]["gpushare_eda_image"].rpartition("/")
+    assert environment["image_url"] == "{{ gpushare_eda_image }}" and registry and name == "gpushare-de:%s" % version()
+
+
+def test_tests_ee_builds_each_definitions_tag():
     with open(os.path.join(ROOT, "tests", "ee", "build.sh")) as stream:
         build = stream.read()
-    assert "IMAGE=${GPUSHARE_EE_IMAGE:-localhost/$(" in build and '["options"]["tags"][0]' in build
+    assert "IMAGE=localhost/$(" in build and '["options"]["tags"][0]' in build and '"$REPO/$DEFINITION")' in build
 
 
 def test_every_image_and_tarball_name_in_the_repository_carries_the_version():
@@ -66,6 +83,6 @@ def test_every_image_and_tarball_name_in_the_repository_carries_the_version():
                 text = stream.read()
         except UnicodeDecodeError:
             continue
-        for match in re.finditer(r"gpushare-ee:([\w.-]*\w)|gpushare-k8s-(\d[\w.-]*?)\.tar\.gz", text):
+        for match in re.finditer(r"gpushare-[ed]e:([\w.-]*\w)|gpushare-k8s-(\d[\w.-]*?)\.tar\.gz", text):
             found.append((path, match.group(1) or match.group(2)))
     assert found and [(path, tag) for path, tag in found if tag != version()] == []
