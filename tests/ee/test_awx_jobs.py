@@ -11,19 +11,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import ansible_runner
 import pytest
 import yaml
+from integration_helpers import AuditWindow, labels
 from kubernetes import client
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-
-from integration_helpers import AuditWindow, Cluster, labels  # noqa: E402
-
-from testbed import seed  # noqa: E402
 
 with open(os.path.join(REPO, "execution-environment.yml")) as _stream:
     # The EE's one name (execution-environment.yml's tag), as podman names an image built without a registry.
@@ -39,19 +34,6 @@ SURVEY_ANSWERS = {
     "openshift_smoke_test": "false",
     "openshift_autoscaling": "false",
 }
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    return Cluster()
-
-
-@pytest.fixture(scope="module")
-def api_client(cluster):
-    api = cluster.api_client()
-    seed.reset(api, "openshift")
-    yield api
-    api.close()
 
 
 @pytest.fixture

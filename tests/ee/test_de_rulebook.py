@@ -12,21 +12,16 @@ rulebooks equal but for the action). Run by ``make test-ee`` (tests/ee/run.sh) o
 
 import os
 import subprocess
-import sys
 import threading
 import uuid
 
 import pytest
 import yaml
+from integration_helpers import AuditWindow
 from kubernetes import client
+from workloads import fresh_namespace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-
-from integration_helpers import AuditWindow, Cluster  # noqa: E402
-from workloads import fresh_namespace  # noqa: E402
-
-from testbed import seed  # noqa: E402
 
 with open(os.path.join(REPO, "decision-environment.yml")) as _stream:
     # The DE's one name (decision-environment.yml's tag), as podman names an image built without a registry.
@@ -79,19 +74,6 @@ class ContainerLog(object):
             output,
         )
         return output
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    return Cluster()
-
-
-@pytest.fixture(scope="module")
-def api_client(cluster):
-    api = cluster.api_client()
-    seed.reset(api, "openshift")
-    yield api
-    api.close()
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from ansible.module_utils.basic import env_fallback
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
+from ansible_rulebook.validators import Validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RULEBOOKS = os.path.join(ROOT, "extensions", "eda", "rulebooks")
@@ -210,6 +211,12 @@ def test_the_activation_names_what_the_playbook_makes_and_eda_controller_accepts
     with open(os.path.join(RULEBOOKS, activation["rulebook_name"])) as stream:
         text = stream.read()
     assert all(re.search(r"\b%s\b" % name, text) for name in extra_vars)
+
+
+@pytest.mark.parametrize("name", ["gpu_autoplan.yml", "gpu_autoplan_controller.yml"])
+def test_the_rulebook_passes_ansible_rulebooks_own_schema(name):
+    # ansible-rulebook 1.3.2 (requirements-dev.txt; the DE's), as it checks a rulebook before running it.
+    Validate.rulebook(load_rulebook(name))
 
 
 def test_the_controllers_rulebook_is_the_standalone_one_but_for_its_action():
