@@ -16,6 +16,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -270,6 +271,25 @@ def start_process(name, argv, env=None):
     with open(os.path.join(PIDS, name + ".pid"), "w") as f:
         f.write(str(process.pid))
     return process
+
+
+def refuse_taken_ports(name, *ports):
+    """Fail before starting ``name`` when another process listens on one of its ports. A component that cannot bind
+    exits, but another cluster answering on that port would pass its readiness probe first: an etcd of someone else's
+    on a fleet cluster's etcd port once gave that cluster another profile's nodes."""
+    for port in ports:
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Sockets in TIME_WAIT (a cluster just stopped) do not count: only a listener keeps the bind from succeeding.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise ClusterError(
+                "%s cannot start: port %d is taken (%s), by another cluster? Stop it, or start this one on other "
+                "ports (GPUSHARE_ETCD_PORT, GPUSHARE_APISERVER_PORT; docs/DESIGN.md, Tests)" % (name, port, error)
+            )
+        finally:
+            probe.close()
 
 
 def wait_until(name, process, ready, timeout=START_TIMEOUT):
@@ -551,12 +571,15 @@ def up(profile, nodes, step_delay):
     started = time.monotonic()
 
     if not pid_of("etcd"):
+        refuse_taken_ports("etcd", ETCD_CLIENT_PORT, ETCD_PEER_PORT)
         process = start_process("etcd", etcd_argv(), env=go_env())
         wait_until("etcd", process, lambda: http_ok("http://127.0.0.1:%d/health" % ETCD_CLIENT_PORT))
     if not pid_of("kube-apiserver"):
+        refuse_taken_ports("kube-apiserver", APISERVER_PORT)
         process = start_process("kube-apiserver", apiserver_argv(bin_dir), env=go_env())
         wait_until("kube-apiserver", process, lambda: https_ok(SERVER + "/readyz"))
     if not pid_of("kube-controller-manager"):
+        refuse_taken_ports("kube-controller-manager", CONTROLLER_MANAGER_PORT)
         process = start_process("kube-controller-manager", controller_manager_argv(bin_dir), env=go_env())
         wait_until(
             "kube-controller-manager",
@@ -565,6 +588,7 @@ def up(profile, nodes, step_delay):
         )
         wait_until("kube-controller-manager", process, default_service_account_has_token)
     if not pid_of("kube-scheduler"):
+        refuse_taken_ports("kube-scheduler", SCHEDULER_PORT)
         process = start_process("kube-scheduler", scheduler_argv(bin_dir), env=go_env())
         wait_until(
             "kube-scheduler",
@@ -581,6 +605,7 @@ def up(profile, nodes, step_delay):
         ready_file = state_path("simulator.ready")
         if os.path.exists(ready_file):
             os.remove(ready_file)
+        refuse_taken_ports("simulator", KUBELET_PORT)
         process = start_process("simulator", simulator_argv(step_delay, profile), env=python_env())
         wait_until("simulator", process, lambda: os.path.exists(ready_file))
         with open(state_path("kubelet-port"), "w") as f:

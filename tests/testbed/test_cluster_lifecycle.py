@@ -50,12 +50,15 @@ def throwaway_cluster(tmp_path):
         )
 
     run.state = tmp_path / "cluster"
+    run.etcd_port = etcd_port
     run.apiserver_port = apiserver_port
     yield run
     run("down")
 
 
 def pids(state):
+    if not (state / "pids").is_dir():
+        return {}
     return dict((name, (state / "pids" / name).read_text()) for name in sorted(os.listdir(state / "pids")))
 
 
@@ -86,14 +89,19 @@ def test_up_twice_keeps_the_running_cluster_and_down_twice_is_harmless(throwaway
     assert throwaway_cluster("status").returncode == 3
 
 
-def test_a_failed_start_says_why(throwaway_cluster):
+@pytest.mark.parametrize("component", ["etcd", "kube-apiserver"])
+def test_a_start_on_a_taken_port_says_why_and_starts_nothing_there(throwaway_cluster, component):
+    """Another process listening on a component's port (another cluster's etcd, say) is refused before the component
+    starts: its readiness probe would otherwise be answered by the other process."""
+    port = throwaway_cluster.etcd_port if component == "etcd" else throwaway_cluster.apiserver_port
     blocker = socket.socket()
-    blocker.bind(("127.0.0.1", throwaway_cluster.apiserver_port))
+    blocker.bind(("127.0.0.1", port))
     blocker.listen(1)
     try:
         result = throwaway_cluster("up", "--profile", "vks")
     finally:
         blocker.close()
     assert result.returncode == 1
-    assert "kube-apiserver exited" in result.stderr
-    assert "address already in use" in result.stderr
+    assert "%s cannot start: port %d is taken" % (component, port) in result.stderr
+    assert "Address already in use" in result.stderr
+    assert "%s.pid" % component not in pids(throwaway_cluster.state)
