@@ -2,7 +2,12 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """wait_for_objects with plain callables standing in for LIST and watch: generators of node dicts
-shaped like the API's, checked with the planning module's NodeExpectation."""
+shaped like the API's, checked with the planning module's NodeExpectation.
+
+What the real API server does to a wait (a watch that ends, expires with 410 or drops, then the fresh LIST) is
+tested against it in tests/integration/test_api_resilience.py, and follow_forever (the gpu_demand event source's
+watch) in tests/integration/test_eda_resilience.py; what stays here is the bookkeeping those do not reach: the
+timeout's message, the backoff's numbers on a fake clock, deletions seen by a relist."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,7 +21,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube import wait as wait_module
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.retry import RetryPolicy
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import (
-    follow_forever,
     wait_for_events,
     wait_for_objects,
 )
@@ -125,40 +129,6 @@ def test_a_met_object_that_regresses_is_unmet_again():
     assert result["t4-a"]["metadata"]["resourceVersion"] == "13"
 
 
-def test_resumes_from_the_last_resource_version_when_a_watch_ends():
-    api = FakeApi(
-        [([t4_node("t4-a")], "100")],
-        [
-            [("BOOKMARK", bookmark(150))],  # the server closed the watch (timeoutSeconds)
-            [("MODIFIED", versioned(t4_time_sliced("t4-a", 4), 151))],
-        ],
-    )
-    run(api, {"t4-a": SHARED_X4})
-    assert [call[0] for call in api.watch_calls] == ["100", "150"]
-
-
-def test_relists_after_410_gone():
-    gone = GpuShareError("Failed to watch nodes: too old resource version: 100 (5000)", status=410, reason="Expired")
-    api = FakeApi(
-        [([t4_node("t4-a"), t4_node("t4-b")], "100"), ([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "6000")],
-        [
-            [("MODIFIED", versioned(t4_node("t4-a"), 101)), gone],
-            [("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 6001))],
-        ],
-    )
-    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4})
-    assert api.list_calls == 2
-    assert [call[0] for call in api.watch_calls] == ["100", "6000"]
-    assert result["t4-b"]["metadata"]["resourceVersion"] == "6001"
-
-
-def test_relist_after_410_can_finish_the_wait():
-    gone = GpuShareError("expired", status=410)
-    api = FakeApi([([t4_node("t4-a")], "1"), ([t4_time_sliced("t4-a", 4)], "9")], [[gone]])
-    assert run(api, {"t4-a": SHARED_X4})["t4-a"]["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
-    assert len(api.watch_calls) == 1
-
-
 def test_other_watch_errors_propagate():
     forbidden = GpuShareError("Failed to watch nodes: forbidden", status=403, reason="Forbidden")
     api = FakeApi([([t4_node("t4-a")], "1")], [[forbidden]])
@@ -238,24 +208,6 @@ def dropped(how="the watch stream broke off: Connection reset by peer"):
 
 # No jitter: the backoff before the n-th drop in a row after the first is 0.25 * 2 ** (n - 2) s.
 STEADY = RetryPolicy(random=lambda: 0.0)
-
-
-def test_a_dropped_watch_relists_and_still_sees_the_change(monkeypatch):
-    clock = FakeClock(1000.0)
-    monkeypatch.setattr(wait_module, "time", clock)
-    api = FakeApi(
-        # The change happened while no watch ran: only the fresh LIST can show it.
-        [([t4_node("t4-a"), t4_node("t4-b")], "100"), ([t4_time_sliced("t4-a", 4), t4_node("t4-b")], "200")],
-        [
-            [("MODIFIED", versioned(t4_node("t4-a"), 101)), dropped()],
-            [("MODIFIED", versioned(t4_time_sliced("t4-b", 4), 201))],
-        ],
-    )
-    result = run(api, {"t4-a": SHARED_X4, "t4-b": SHARED_X4}, policy=STEADY)
-    assert api.list_calls == 2
-    assert [call[0] for call in api.watch_calls] == ["100", "200"]  # the second from the fresh LIST
-    assert result["t4-a"]["metadata"]["labels"]["nvidia.com/gpu.replicas"] == "4"
-    assert clock.sleeps == []  # one drop: LIST again at once
 
 
 def test_a_watch_that_keeps_dropping_backs_off_and_keeps_the_deadline(monkeypatch):
@@ -422,71 +374,3 @@ def test_a_dropped_event_watch_relists(monkeypatch):
     api = FakeEventsApi([([], "100"), ([failed], "200")], [[dropped()]])
     assert wait_for_events(api, "Node", "gpu-a", failed_about("all-1g.10gb"), 5) == [failed]
     assert api.list_calls == 2
-
-
-# --- follow_forever (the gpu_demand event source) ---------------------------------------------------------------
-
-
-class Stop(object):
-    """``stopped()`` once ``after`` events were handed on."""
-
-    def __init__(self, after):
-        self.after = after
-        self.events = []
-        self.listed = []
-        self.failed = []
-
-    def __call__(self):
-        return len(self.events) >= self.after
-
-
-def follow(api, stop, clock):
-    follow_forever(
-        api.list_objects,
-        api.watch_objects,
-        lambda items: stop.listed.append([item["metadata"]["name"] for item in items]),
-        lambda event_type, obj: stop.events.append((event_type, obj["metadata"]["name"])),
-        stop,
-        stop.failed.append,
-        RetryPolicy(random=lambda: 0.0, sleep=clock.sleep),
-    )
-
-
-def test_following_resumes_after_a_watch_ends_and_relists_after_410_and_a_drop(monkeypatch):
-    clock = FakeClock(1000.0)
-    monkeypatch.setattr(wait_module, "time", clock)
-    api = FakeApi(
-        [([t4_node("a")], "100"), ([t4_node("a"), t4_node("b")], "200"), ([t4_node("b")], "300")],
-        [
-            [("MODIFIED", versioned(t4_node("a"), 101)), ("BOOKMARK", bookmark(150))],
-            [GpuShareError("Failed to watch nodes: Expired", status=410)],
-            [("ADDED", versioned(t4_node("c"), 201)), dropped()],
-            [("DELETED", versioned(t4_node("a"), 301))],
-        ],
-    )
-    stop = Stop(after=3)
-    follow(api, stop, clock)
-    assert stop.events == [("MODIFIED", "a"), ("ADDED", "c"), ("DELETED", "a")]
-    assert stop.listed == [["a"], ["a", "b"], ["b"]]
-    assert [call[0] for call in api.watch_calls] == ["100", "150", "200", "300"]
-    assert stop.failed == []
-
-
-def test_following_reports_a_failure_and_starts_again_from_a_list_after_a_growing_backoff(monkeypatch):
-    clock = FakeClock(1000.0)
-    monkeypatch.setattr(wait_module, "time", clock)
-    unreachable = GpuShareError("Failed to list nodes: connection refused")
-
-    class Unreachable(FakeApi):
-        def list_objects(self):
-            self.list_calls += 1
-            if self.list_calls <= 3:
-                raise unreachable
-            return FakeApi.list_objects(self)
-
-    api = Unreachable([([t4_node("a")], "100")], [[("MODIFIED", versioned(t4_node("a"), 101))]])
-    stop = Stop(after=1)
-    follow(api, stop, clock)
-    assert stop.failed == [unreachable] * 3
-    assert clock.sleeps == [0.25, 0.5, 1.0]
-    assert stop.events == [("MODIFIED", "a")]
