@@ -1,10 +1,12 @@
-"""``kube/wait.wait_for_objects`` against the real API server, through the fault-injecting proxy of fault_proxy.py:
-what a wait returns, when it raises and what it says, on the nodes (marked with a label) and on a test's pods.
+"""``kube/wait.wait_for_objects`` and ``wait_for_events`` against the real API server, through the fault-injecting
+proxy of fault_proxy.py: what a wait returns, when it raises and what it says, on the nodes (marked with a label), on
+a test's pods, and on Events about a node name no node has (only the test's own Events are about it).
 
-What a wait does when its watch ends, expires (410) or drops is in test_api_resilience.py; the bookkeeping no server
-can show on demand (the backoff's reset by an event, a watch the server holds open until the deadline, on a fake
-clock) stays in tests/unit/plugins/module_utils/test_wait.py.
+What a wait does when its watch ends, expires (410) or drops is in test_api_resilience.py; the backoff's reset by an
+event between drops, which no server shows on demand, stays in tests/unit/plugins/module_utils/test_wait.py.
 """
+
+import uuid
 
 import pytest
 from fault_proxy import Fault, kube_api, node_list, node_watch
@@ -13,7 +15,7 @@ from kubernetes import client
 from workloads import TOLERATE_GPU
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_objects
+from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import wait_for_events, wait_for_objects
 
 pytestmark = ONE_PROFILE  # the waits: no platform difference
 
@@ -225,3 +227,108 @@ def test_a_pod_gone_from_the_relist_is_as_wanted_when_absence_is(cluster, api_cl
     proxy.add(Fault(pod_watch, "cut-after-head", hook=delete_a))
 
     assert wait_for_running(kube_api(cluster, proxy.url), namespace, ["a"], absent_ok=True) == {}
+
+
+def test_a_wait_whose_watches_bring_nothing_times_out_going_on_from_each_watchs_end(cluster, kube, proxy):
+    name = kube.gpu_nodes()[0]
+
+    with pytest.raises(GpuShareError) as error:
+        wait_for_marks(kube_api(cluster, proxy.url), {name: "x"}, timeout=3)
+
+    assert error.value.msg == "Timed out after 3s waiting for %s; 1 node(s) not there yet: %s: %s=None (want x)" % (
+        WHAT,
+        name,
+        LABEL,
+    )
+    assert node_requests(proxy)[0] == "list" and set(node_requests(proxy)[1:]) == {"watch"}
+
+
+# --- an object's Events: wait_for_events ------------------------------------------------------------------------
+
+
+EVENTS_NAMESPACE = "default"  # where the Events about cluster-scoped objects (nodes) go
+
+
+def record_event(api_client, about, reason, message):
+    """An Event about node ``about`` (a name no node has: only this test's Events are about it)."""
+    client.CoreV1Api(api_client).create_namespaced_event(
+        EVENTS_NAMESPACE,
+        {
+            "metadata": {"generateName": about + "."},
+            "involvedObject": {"kind": "Node", "name": about},
+            "reason": reason,
+            "message": message,
+            "type": "Warning",
+        },
+    )
+
+
+def failed_about(config):
+    return lambda events: [e for e in events if e["reason"] == "MigConfigFailed" and config in e["message"]]
+
+
+def reasons_and_messages(events):
+    return sorted((event["reason"], event["message"]) for event in events)
+
+
+def event_requests(proxy, watch):
+    return [request for request in proxy.requests(lambda r: r.path == "/api/v1/events" and r.watch == watch)]
+
+
+@pytest.fixture
+def about(api_client):
+    """The name of a node no node has, whose Events are deleted after the test."""
+    name = "gpu-waits-%s" % uuid.uuid4().hex[:8]
+    yield name
+    client.CoreV1Api(api_client).delete_collection_namespaced_event(
+        EVENTS_NAMESPACE, field_selector="involvedObject.name=%s" % name
+    )
+
+
+def test_events_already_recorded_end_the_wait_at_once(cluster, api_client, proxy, about):
+    record_event(api_client, about, "Rebooted", "the node rebooted")
+    record_event(api_client, about, "MigConfigFailed", "all-1g.10gb: In use by another client")
+
+    events = wait_for_events(kube_api(cluster, proxy.url), "Node", about, failed_about("all-1g.10gb"), WAIT)
+
+    assert reasons_and_messages(events) == [
+        ("MigConfigFailed", "all-1g.10gb: In use by another client"),
+        ("Rebooted", "the node rebooted"),
+    ]
+    assert event_requests(proxy, watch=True) == []
+
+
+def test_an_event_recorded_after_the_list_is_watched_for(cluster, api_client, proxy, about):
+    def record():
+        record_event(api_client, about, "MigConfigFailed", "all-3g.40gb: not found")  # another config
+        record_event(api_client, about, "MigConfigFailed", "all-1g.10gb: In use by another client")
+
+    proxy.add(Fault(lambda request: request.path == "/api/v1/events" and request.watch, "forward", hook=record))
+
+    events = wait_for_events(kube_api(cluster, proxy.url), "Node", about, failed_about("all-1g.10gb"), WAIT)
+
+    assert reasons_and_messages(events) == [
+        ("MigConfigFailed", "all-1g.10gb: In use by another client"),
+        ("MigConfigFailed", "all-3g.40gb: not found"),
+    ]
+    assert len(event_requests(proxy, watch=False)) == 1
+
+
+def test_no_event_within_the_timeout_is_no_error(cluster, api_client, proxy, about):
+    record_event(api_client, about, "Rebooted", "the node rebooted")
+
+    events = wait_for_events(kube_api(cluster, proxy.url), "Node", about, failed_about("all-1g.10gb"), 2)
+
+    assert reasons_and_messages(events) == [("Rebooted", "the node rebooted")]
+
+
+def test_a_dropped_event_watch_relists(cluster, api_client, proxy, about):
+    def record():
+        record_event(api_client, about, "MigConfigFailed", "all-1g.10gb: In use by another client")
+
+    proxy.add(Fault(lambda request: request.path == "/api/v1/events" and request.watch, "cut-after-head", hook=record))
+
+    events = wait_for_events(kube_api(cluster, proxy.url), "Node", about, failed_about("all-1g.10gb"), WAIT)
+
+    assert reasons_and_messages(events) == [("MigConfigFailed", "all-1g.10gb: In use by another client")]
+    assert len(event_requests(proxy, watch=False)) == 2
