@@ -11,9 +11,10 @@ PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python
 export PYTHONPATH := $(REPO):$(REPO)/.build
 export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build
 export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
-KUBECONFIG_LOCAL := $(REPO)/.cluster/kubeconfig
+CLUSTER_DIR := $(or $(GPUSHARE_CLUSTER_DIR),$(REPO)/.cluster)
+KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster test-ee bench bench-planner clean format docs
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster test-ee bench bench-planner bench-eda clean format docs
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
@@ -23,6 +24,7 @@ help:
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
 	@echo "make bench-planner   the layout planner at 1,000 GPU nodes (a few seconds, no cluster)"
+	@echo "make bench-eda       the autopilot: 50 waiting MIG pods to Running through the rulebook, its idle CPU"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
 
 $(VENV)/.installed: requirements-dev.txt
@@ -54,12 +56,14 @@ cluster-down:
 cluster-status:
 	@$(PY) testbed/cluster.py status
 
-# The OpenShift story through the openshift role on the local cluster (left running), then the fleet playbook
-# over three clusters at once, one per platform (.cluster-fleet, stopped at the end).
+# The OpenShift story through the openshift role on the local cluster (left running), the autopilot (the gpu_autoplan
+# rulebook serving pods that wait, tools/demo_autopilot.sh), then the fleet playbook over three clusters at once, one
+# per platform (.cluster-fleet, stopped at the end).
 FLEET_INVENTORY := $(REPO)/.cluster-fleet/fleet.yml
 demo: venv
 	$(PY) testbed/cluster.py up --profile openshift
 	KUBECONFIG=$(KUBECONFIG_LOCAL) $(VENV)/bin/ansible-playbook playbooks/demo.yml
+	KUBECONFIG=$(KUBECONFIG_LOCAL) bash tools/demo_autopilot.sh $(VENV) $(CLUSTER_DIR)/autopilot
 	$(PY) -m testbed.fleet up
 	$(PY) -m testbed.fleet inventory $(FLEET_INVENTORY)
 	$(VENV)/bin/ansible-playbook -i $(FLEET_INVENTORY) playbooks/timeslicing.yml -e gpushare_clusters=all; rc=$$?; \
@@ -124,6 +128,11 @@ bench: venv
 # The layout planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in README.md.
 bench-planner: venv
 	$(PY) benchmarks/bench_planner.py --readme
+
+# The autopilot of issue 30 alone (about 5 minutes, a cluster of its own in the state folder): rewrites its table in
+# README.md. make bench runs it too.
+bench-eda: venv
+	bash benchmarks/run.sh eda
 
 clean: cluster-down
 	rm -rf .build tests/output

@@ -5,6 +5,7 @@ GPU operator simulator as background processes on 127.0.0.1, with state under ``
     cluster.py up [--profile openshift|scaleway|vks] [--nodes N] [--step-delay S]
     cluster.py down
     cluster.py status
+    cluster.py restart-apiserver
 
 ``up`` on a running cluster and ``down`` on a stopped one are harmless. A component that fails to
 start is reported with the tail of its log.
@@ -614,6 +615,21 @@ def up(profile, nodes, step_delay):
     print("export KUBECONFIG=%s" % state_path("kubeconfig"))
 
 
+def restart_apiserver():
+    """Stop the API server and start it again with the command line it ran with, the rest of the cluster left running:
+    its clients meet a real restart (its watches end, connections are refused until it serves again)."""
+    pid = pid_of("kube-apiserver")
+    if not pid:
+        raise ClusterError("kube-apiserver is not running")
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        argv = [arg.decode() for arg in f.read().split(b"\0") if arg]
+    port = int(next(arg for arg in argv if arg.startswith("--secure-port=")).split("=", 1)[1])
+    stop_process("kube-apiserver")
+    process = start_process("kube-apiserver", argv, env=go_env())
+    wait_until("kube-apiserver", process, lambda: https_ok("https://127.0.0.1:%d/readyz" % port))
+    log("kube-apiserver restarted")
+
+
 def http_ok(url):
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -708,12 +724,15 @@ def main(argv=None):
     )
     sub.add_parser("down", help="stop every component and forget the cluster's state")
     sub.add_parser("status", help="show which components run")
+    sub.add_parser("restart-apiserver", help="stop the API server and start it again (the resilience tests)")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
             up(args.profile, args.nodes, args.step_delay)
         elif args.command == "down":
             down()
+        elif args.command == "restart-apiserver":
+            restart_apiserver()
         else:
             return status()
     except ClusterError as exc:

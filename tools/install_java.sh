@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Java 17 or newer for ansible-rulebook (its rule engine, drools, runs in the JVM): Debian's
-# openjdk-17-jre-headless when no such java is on PATH. Called by tests/integration/test_eda_autoplan.py;
-# root only (apt-get), under the machine-wide lock every installing script takes (testbed/build-kubernetes.sh),
-# since `make test` runs installers side by side and apt allows one at a time.
+# openjdk-17-jre-headless when no such java is on PATH. Called by tests/integration/rulebook.py (the rulebook's test
+# and benchmark) and make demo; root only (apt-get), under the machine-wide lock every installing script takes
+# (testbed/build-kubernetes.sh), since `make test` runs installers side by side and apt allows one at a time.
 set -euo pipefail
 
 PACKAGE=${GPUSHARE_JAVA_PACKAGE:-openjdk-17-jre-headless}

@@ -24,6 +24,7 @@ Fixtures
                       patch, delete), ``audit.requests`` and ``audit.count(verb=, resource=)``
     ``awx_env``       ``awx_env(who="admin"|"nobody")``: the variables AWX's bearer-token credential injects
     ``namespace``     a fresh namespace for the test's workloads (``workloads.gpu_pod``)
+    ``proxy``         a ``fault_proxy.FaultProxy`` in front of the cluster's API server, stopped after the test
 
 If the cluster is not up, every test here is skipped with the command that starts it.
 """
@@ -31,6 +32,7 @@ If the cluster is not up, every test here is skipped with the command that start
 import os
 
 import pytest
+from fault_proxy import proxy  # noqa: F401 (a fixture: the fault-injecting proxy, fault_proxy.py)
 from integration_helpers import PROFILES, AuditWindow, Cluster, KubeObjects
 from integration_helpers import run_module as _run_module
 from integration_helpers import run_module_in_process

@@ -1,5 +1,5 @@
 """Faults in the middle of a change, on the real API server: gpu_timeslicing run through the fault-injecting
-proxy of test_api_resilience.py (``FaultProxy``), pointed at it by ``K8S_AUTH_HOST`` with the cluster's CA
+proxy of fault_proxy.py (``FaultProxy``), pointed at it by ``K8S_AUTH_HOST`` with the cluster's CA
 (the proxy serves the API server's own certificate for 127.0.0.1).
 
 The API server stops (the proxy resets every connection from a given request on, which is what a stopped API
@@ -15,9 +15,9 @@ import threading
 
 import pytest
 import yaml
+from fault_proxy import Fault, FaultProxy, node_list, node_patch, node_watch
 from integration_helpers import MERGE_PATCH, POLICY, allocatable, labels
 from kubernetes import client
-from test_api_resilience import Fault, FaultProxy, node_list, node_patch, node_watch
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION, read_record
 

@@ -1,12 +1,14 @@
 """Workloads the integration tests start on the local cluster: GPU pods in a fresh namespace per test."""
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from integration_helpers import wait_for_object
+from integration_helpers import wait_for_object, wait_for_objects
 from kubernetes import client
 
 TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+KAPSULE_POOL_LABEL = "k8s.scaleway.com/pool-name"
 
 
 def fresh_namespace(api_client, prefix="it-"):
@@ -70,3 +72,54 @@ def pod_exists(api_client, namespace, name):
     except client.exceptions.ApiException as exc:
         assert exc.status == 404
         return False
+
+
+def mig_pod(name, profile, pool="gpu-h100"):
+    """A pod of the Kapsule fleet's ``pool`` asking for one ``nvidia.com/mig-<profile>`` instance."""
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "nodeSelector": {KAPSULE_POOL_LABEL: pool},
+            "tolerations": TOLERATE_GPU,
+            "containers": [
+                {
+                    "name": "cuda",
+                    "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                    "resources": {"limits": {"nvidia.com/mig-" + profile: "1"}},
+                }
+            ],
+        },
+    }
+
+
+def create_pods(api_client, namespace, pods):
+    """All at once (eight requests in flight), as a burst."""
+    core = client.CoreV1Api(api_client)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda body: core.create_namespaced_pod(namespace, body), pods))
+
+
+def wait_for_pods(api_client, namespace, running, waiting, timeout):
+    """Until ``running`` pods run and ``waiting`` are unschedulable (the scheduler's verdict, after the plan)."""
+
+    def problem(pods):
+        phases = [(pod.get("status") or {}).get("phase") for pod in pods]
+        unschedulable = [
+            pod
+            for pod in pods
+            if any(
+                c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                for c in (pod.get("status") or {}).get("conditions") or []
+            )
+        ]
+        if phases.count("Running") == running and len(unschedulable) == waiting:
+            return None
+        return "%d running, %d unschedulable of %d" % (phases.count("Running"), len(unschedulable), len(pods))
+
+    wait_for_objects(
+        client.CoreV1Api(api_client).list_namespaced_pod,
+        problem,
+        "%d pods running and %d unschedulable in %s" % (running, waiting, namespace),
+        namespace,
+        timeout=timeout,
+    )

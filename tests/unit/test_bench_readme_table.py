@@ -23,3 +23,16 @@ def test_the_table_between_the_markers_is_replaced_and_the_rest_kept():
 def test_a_readme_without_the_markers_is_an_error():
     with pytest.raises(SystemExit, match="bench:ab:start"):
         replace_table("# Title\n", "| a |\n", "now")
+
+
+def test_another_sections_table_is_replaced_between_its_own_markers():
+    readme = "%s\nab\n%s\n<!-- bench:eda:start -->\nold\n<!-- bench:eda:end -->\n" % (START, END)
+    text = replace_table(readme, "### Autopilot\n\n| a |\n", "now", "bench:eda")
+    assert (
+        text
+        == "%s\nab\n%s\n<!-- bench:eda:start -->\nMeasured now.\n\n#### Autopilot\n\n| a |\n<!-- bench:eda:end -->\n"
+        % (
+            START,
+            END,
+        )
+    )

@@ -246,7 +246,7 @@ def _follow(watch_objects, relist, event, settled, resource_version, deadline, p
             # again; back off first when it keeps happening, never past the deadline.
             drops.append(exc)
             if len(drops) > 1:
-                time.sleep(max(0.0, min(policy.backoff(len(drops) - 2), deadline - time.monotonic())))
+                policy.sleep(max(0.0, min(policy.backoff(len(drops) - 2), deadline - time.monotonic())))
             resource_version = relist()
         except GpuShareError as exc:
             if exc.status != GONE:

@@ -103,7 +103,14 @@ async def main(queue, args):
     stop = threading.Event()
 
     def post(*change):
-        loop.call_soon_threadsafe(changes.put_nowait, change)
+        if stop.is_set():
+            return
+        try:
+            loop.call_soon_threadsafe(changes.put_nowait, change)
+        except RuntimeError:
+            # The loop closed between the check and the call: main() has ended, and the watch threads (daemons, up
+            # to one watch behind) stop at their next look at ``stop``; what they saw goes nowhere.
+            pass
 
     for kind in (NODES, PODS):
         _start_watch(kind, kube, options["node_selector"], post, stop)
