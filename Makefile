@@ -56,19 +56,19 @@ cluster-down:
 cluster-status:
 	@$(PY) testbed/cluster.py status
 
-# The OpenShift story through the openshift role on the local cluster (left running), the autopilot (the gpu_autoplan
-# rulebook serving pods that wait, tools/demo_autopilot.sh), then the fleet playbook over three clusters at once, one
-# per platform (.cluster-fleet, stopped at the end).
+# The OpenShift story through the openshift role on the local cluster (left running), the fleet playbook over three
+# clusters at once, one per platform (.cluster-fleet, stopped after it), then, last, the autopilot on the OpenShift
+# cluster: the gpu_autoplan rulebook serving pods that wait, with nobody running a playbook (tools/demo_autopilot.sh).
 FLEET_INVENTORY := $(REPO)/.cluster-fleet/fleet.yml
 demo: venv
 	$(PY) testbed/cluster.py up --profile openshift
 	KUBECONFIG=$(KUBECONFIG_LOCAL) $(VENV)/bin/ansible-playbook playbooks/demo.yml
-	KUBECONFIG=$(KUBECONFIG_LOCAL) bash tools/demo_autopilot.sh $(VENV) $(CLUSTER_DIR)/autopilot
 	$(PY) -m testbed.fleet up
 	$(PY) -m testbed.fleet inventory $(FLEET_INVENTORY)
 	$(VENV)/bin/ansible-playbook -i $(FLEET_INVENTORY) playbooks/timeslicing.yml -e gpushare_clusters=all; rc=$$?; \
 	  $(VENV)/bin/ansible-playbook -i $(FLEET_INVENTORY) playbooks/reset.yml -e gpushare_clusters=all || rc=1; \
 	  $(PY) -m testbed.fleet down; exit $$rc
+	KUBECONFIG=$(KUBECONFIG_LOCAL) bash tools/demo_autopilot.sh $(VENV) $(CLUSTER_DIR)/autopilot
 
 test-unit: venv
 	$(PY) -m pytest tests/unit -q
