@@ -63,6 +63,12 @@ def isolated_env(collections_path, workdir, env=None):
     return base
 
 
+# A guard against a command that hangs, not a measure of speed: under `make test` these commands share two cores with
+# the Kubernetes build and eight clusters starting (a fresh clone with an empty cache once took over 300 s for
+# antsibull-docs' lint and for galaxy-importer, which installs its own venv first).
+COMMAND_TIMEOUT_SECONDS = 1800
+
+
 def run(command, collections_path, workdir, cwd=None, env=None, check=True):
     """Run an ansible command isolated to ``collections_path``; returns the CompletedProcess (output merged)."""
     if command[0].startswith("ansible"):
@@ -74,7 +80,7 @@ def run(command, collections_path, workdir, cwd=None, env=None, check=True):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=300,
+        timeout=COMMAND_TIMEOUT_SECONDS,
     )
     if check and completed.returncode != 0:
         raise AssertionError("%s exited %d:\n%s" % (" ".join(command), completed.returncode, completed.stdout))
@@ -93,7 +99,9 @@ def build(output_dir):
 def add_dependencies(collections_path):
     """kubernetes.core (galaxy.yml's dependency) into ``collections_path``, offline from Galaxy."""
     command = [sys.executable, INSTALL_COLLECTIONS, "--dest", collections_path]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    completed = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT_SECONDS
+    )
     if completed.returncode != 0:
         raise AssertionError("%s exited %d:\n%s" % (" ".join(command), completed.returncode, completed.stdout))
 

@@ -13,7 +13,7 @@ from urllib.request import urlopen
 import pytest
 import yaml
 from awx_standin import AwxStandIn
-from collection_package import REPO, repo_tool
+from collection_package import COMMAND_TIMEOUT_SECONDS, REPO, repo_tool
 
 AWX_FILE = os.path.join(REPO, "awx", "gpushare-k8s.yml")
 # The file's top-level keys and the lists they are imported into (awxkit's EXPORTABLE_RESOURCES, AWX's URLs).
@@ -44,7 +44,13 @@ def awx_import(awx_cli, awx, text):
     """``awx --conf.host ... --conf.token ... -f yaml import < file``, as docs/AWX.md runs it; (rc, output)."""
     command = [awx_cli, "--conf.host", awx.url, "--conf.token", "a-token", "-f", "yaml", "import"]
     completed = subprocess.run(
-        command, input=text, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=False
+        command,
+        input=text,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=COMMAND_TIMEOUT_SECONDS,
+        check=False,
     )
     return completed.returncode, completed.stdout
 

@@ -17,6 +17,7 @@ import tarfile
 import pytest
 import yaml
 from collection_package import (
+    COMMAND_TIMEOUT_SECONDS,
     DEPENDENCY_VERSIONS,
     REPO,
     VENV_BIN,
@@ -214,7 +215,7 @@ def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(in
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=300,
+            timeout=COMMAND_TIMEOUT_SECONDS,
         )
         assert completed.returncode == 0, completed.stderr
         return json.loads(completed.stdout)
