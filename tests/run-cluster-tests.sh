@@ -103,7 +103,8 @@ run_job() {
     local profile=${job%%-*} dir="$CLUSTERS/$job" started rc=5 summary="" scenario
     started=$(date +%s)
     if [ "$job" = fleet ]; then
-        GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" "$PY" -u -m pytest tests/fleet -p no:cacheprovider -q -rfEs \
+        GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" "$PY" -u -m pytest tests/fleet -p no:cacheprovider -p tests.cpu_accounting \
+            -q -rfEs \
             --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
         rc=$?
         summary=$(grep -E '(passed|failed|error|skipped|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
@@ -117,8 +118,9 @@ run_job() {
     fi
     if [ -n "${JOB_PYTEST[$job]:-}" ]; then
         # shellcheck disable=SC2086 # a list of paths and options
-        GPUSHARE_PROFILE=$profile GPUSHARE_CLUSTER_DIR="$dir" "$PY" -u -m pytest ${JOB_PYTEST[$job]} -p no:cacheprovider \
-            -q -rfEs --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
+        GPUSHARE_PROFILE=$profile GPUSHARE_CLUSTER_DIR="$dir" GPUSHARE_TEST_CPU_FILE="$OUT/$job.cpu-tests" \
+            "$PY" -u -m pytest ${JOB_PYTEST[$job]} -p no:cacheprovider -p tests.cpu_accounting -q -rfEs \
+            --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
         rc=$?
         # pytest's final line, e.g. "41 passed, 3 skipped, 12 deselected in 201.33s (0:03:21)"
         summary=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
@@ -131,9 +133,11 @@ run_job() {
             local scenario_started
             scenario_started=$(date +%s)
             echo "=== molecule test -s $scenario" >>"$OUT/$job-molecule.log"
+            # Its CPU time (Molecule and the playbooks it runs; the cluster's is in the job's) for the costliest list.
             if (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                     KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule/$scenario" \
-                    GPUSHARE_CLUSTER_DIR="$dir" molecule test -s "$scenario" >>"$OUT/$job-molecule.log" 2>&1); then
+                    GPUSHARE_CLUSTER_DIR="$dir" "$PY" tools/cpu_time.py "$OUT/$job-$scenario.molecule-cpu" \
+                    molecule test -s "$scenario" >>"$OUT/$job-molecule.log" 2>&1); then
                 [ "$rc" = 5 ] && rc=0
                 summary="${summary:+$summary; }molecule $scenario passed in $(($(date +%s) - scenario_started))s"
             else
@@ -169,7 +173,7 @@ if ! bash "$REPO/testbed/build-kubernetes.sh" >/dev/null; then
 fi
 running=0
 for job in $JOBS; do
-    rm -f "$OUT/$job.status" "$OUT/$job.cpu" "$OUT/$job-molecule.log"
+    rm -f "$OUT/$job.status" "$OUT/$job.cpu" "$OUT/$job-molecule.log" "$OUT/$job.cpu-tests" "$OUT/$job"-*.molecule-cpu
     case $job in
         fleet) what="three clusters and the fleet playbooks" ;;
         *-molecule) what="cluster and molecule" ;;
@@ -208,23 +212,38 @@ cpu_all=$(for job in $JOBS; do cat "$OUT/$job.cpu" 2>/dev/null; done | awk '{tot
 echo "=== cluster tests, $(($(date +%s) - started_all))s and ${cpu_all:-?} CPU-s in all (per job: wall time, CPU time)"
 cat "$OUT/summary.txt.new"
 mv "$OUT/summary.txt.new" "$OUT/summary.txt"
-# The budget, kept in view: the slowest tests of this run, from every job's JUnit XML (never asserted by a test).
-echo "=== the 15 slowest tests (seconds, job, test)"
+# The budget, kept in view (never asserted by a test): the costliest tests and Molecule scenarios of this run by CPU
+# time (tests/cpu_accounting.py), which the load of the machine changes little, with their wall time from the JUnit XML.
+echo "=== the 20 costliest tests (CPU-s: in all, pytest, what it started, the cluster; wall s; job; test)"
 # shellcheck disable=SC2086 # $JOBS is a list of job names
-"$PY" - "$OUT" $JOBS <<'SLOWEST' | tee "$OUT/slowest.txt"
+"$PY" - "$OUT" $JOBS <<'COSTLIEST' | tee "$OUT/costliest.txt"
+import glob
 import os
 import sys
 import xml.etree.ElementTree as ElementTree
 
 out, jobs = sys.argv[1], sys.argv[2:]
-timings = []
+rows = []
 for job in jobs:
+    wall = {}
     path = os.path.join(out, job + ".xml")
     if os.path.exists(path):
         for case in ElementTree.parse(path).iter("testcase"):
-            name = "%s::%s" % (case.get("classname", "").rpartition(".")[2], case.get("name"))
-            timings.append((float(case.get("time") or 0), job, name))
-for seconds, job, name in sorted(timings, reverse=True)[:15]:
-    print("%8.1f  %-15s %s" % (seconds, job, name))
-SLOWEST
+            wall["%s::%s" % (case.get("classname", "").rpartition(".")[2], case.get("name"))] = float(case.get("time") or 0)
+    path = os.path.join(out, job + ".cpu-tests")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                total, own, children, cluster, nodeid = line.rstrip("\n").split("\t")
+                module, _, name = nodeid.partition("::")
+                key = "%s::%s" % (os.path.basename(module)[: -len(".py")], name)
+                rows.append((float(total), "%6s %6s %6s" % (own, children, cluster), wall.get(key, 0.0), job, key))
+    for path in glob.glob(os.path.join(out, job + "-*.molecule-cpu")):
+        with open(path) as f:
+            total = float(f.read())
+        scenario = os.path.basename(path)[len(job) + 1 : -len(".molecule-cpu")]
+        rows.append((total, "%6s %6s %6s" % ("", "%.1f" % total, ""), 0.0, job, "molecule test -s " + scenario))
+for total, parts, wall, job, name in sorted(rows, reverse=True)[:20]:
+    print("%7.1f %s %7.1f  %-18s %s" % (total, parts, wall, job, name))
+COSTLIEST
 exit $failed
