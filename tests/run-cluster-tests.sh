@@ -6,7 +6,7 @@
 #   tests/run-cluster-tests.sh [pytest arguments...]
 #
 # GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The work is split into
-# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 8: all of them; four at a
+# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 6: all of them; four at a
 # time took longer, the jobs waiting on watches leaving the cores idle), each on its own cluster, in
 # $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own ports, so nothing one job's tests do can be
 # seen by another's; within a job the tests run one after the other and every test starts
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-8}
+PARALLEL=${GPUSHARE_PARALLEL:-6}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -35,53 +35,45 @@ mkdir -p "$OUT" "$CLUSTERS"
 
 # The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
-# the most tests, is split in three pytest jobs: openshift-mig (the simulator's own tests, the MIG tests and the
-# bad-input matrix), openshift-ready (faults mid-change, concurrency, the reset and readiness modules, the
-# check-mode parity and least-privilege tests) and openshift (every other integration test file, and the cluster
-# lifecycle tests); the playbook and rbac role tests run before the openshift Molecule scenario in its job. The vks
-# and hami scenarios run in a job of their own, so that they overlap the pytest jobs, vks-helm after the vks job's
-# tests (both include Helm installs of the local charts). The fleet job starts its own three clusters (tests/fleet),
-# which also test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform.
+# the most tests, is split in three jobs: openshift-mig (the simulator's own tests, the MIG tests and the bad-input
+# matrix), openshift-molecule (the playbook and rbac role tests through ansible-playbook, then the openshift Molecule
+# scenario) and openshift (every other integration test file, and the cluster lifecycle tests). The vks job runs the
+# vks tests, then the vks-helm, vks and hami scenarios. The fleet job starts its own three clusters (tests/fleet),
+# which also test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform. Each cluster costs about
+# 20 CPU-s to start and 2 CPU-s a minute idle (docs/NOTES.md): jobs are as few as keep the two cores busy and the
+# longest job within the others' time.
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py"
-READY_JOB_FILES="tests/integration/test_faults_mid_change.py tests/integration/test_concurrency.py
-    tests/integration/test_gpu_reset.py tests/integration/test_gpu_preflight.py tests/integration/test_gpu_tolerations.py
-    tests/integration/test_gpu_autoscaling.py tests/integration/test_gpu_vgpu_licensing.py
-    tests/integration/test_gpu_quota.py tests/integration/test_gpu_smoke_test.py
-    tests/integration/test_gpu_monitoring.py tests/integration/test_check_mode_parity.py
-    tests/integration/test_gpu_nvidia_smi.py tests/integration/test_least_privilege.py"
 # The playbooks and the rbac role through ansible-playbook: beside the openshift Molecule scenario, the other job that
-# drives the controller (measured: the jobs then end within a minute or two of each other).
+# drives the controller.
 PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own: in the openshift job, which has room for it.
 LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
-OTHER_FILES="tests/integration $LIFECYCLE_FILES $(for file in $MIG_JOB_FILES $READY_JOB_FILES $PLAYBOOK_FILES; do
+OTHER_FILES="tests/integration $LIFECYCLE_FILES $(for file in $MIG_JOB_FILES $PLAYBOOK_FILES; do
     printf ' --ignore=%s' "$file"
 done)"
 declare -A JOB_PYTEST=(
     [openshift-mig]="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES --ignore=$LIFECYCLE_FILES"
-    [openshift-ready]=$READY_JOB_FILES
     [openshift]=$OTHER_FILES
     [openshift-molecule]=$PLAYBOOK_FILES
     [scaleway]="tests/integration"
     [vks]="tests/integration $HELM_CHART_FILES"
 )
-declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks]="vks-helm" [vks-molecule]="vks hami")
+declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" [vks]="vks-helm vks hami")
 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a
 # developer's own cluster uses.
-declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-ready]=24590 [openshift-molecule]=24490
-    [scaleway]=24890 [vks]=24990 [vks-molecule]=24390)
-declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-ready]=17243 [openshift-molecule]=17143
-    [scaleway]=17543 [vks]=17643 [vks-molecule]=17043)
+declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-molecule]=24490 [scaleway]=24890 [vks]=24990)
+declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-molecule]=17143 [scaleway]=17543
+    [vks]=17643)
 PORT_OFFSET=${GPUSHARE_PORT_OFFSET:-0}
 
 # Longest first (measured: tests/output/cluster/summary.txt), so that a job left waiting for a free slot is a short
 # one. The fleet job runs only when every profile is tested.
 JOBS=""
-for job in fleet openshift-mig openshift vks-molecule openshift-ready openshift-molecule scaleway vks; do
+for job in fleet openshift vks openshift-mig openshift-molecule scaleway; do
     case " ${GPUSHARE_JOBS:-$job} " in *" $job "*) ;; *) continue ;; esac
     case " $PROFILES " in
         *" ${job%%-*} "*) JOBS="$JOBS $job" ;;
@@ -136,7 +128,7 @@ run_job() {
             # Its CPU time (Molecule and the playbooks it runs; the cluster's is in the job's) for the costliest list.
             if (cd "$REPO" && PATH="$(dirname "$PY"):$PATH" ANSIBLE_CONFIG="$REPO/tests/ansible.cfg" \
                     KUBECONFIG="$dir/kubeconfig" MOLECULE_EPHEMERAL_DIRECTORY="$dir/molecule/$scenario" \
-                    GPUSHARE_CLUSTER_DIR="$dir" "$PY" tools/cpu_time.py "$OUT/$job-$scenario.molecule-cpu" \
+                    GPUSHARE_CLUSTER_DIR="$dir" "$PY" tools/cpu_time.py "$OUT/$job.molecule-$scenario.cpu" \
                     molecule test -s "$scenario" >>"$OUT/$job-molecule.log" 2>&1); then
                 [ "$rc" = 5 ] && rc=0
                 summary="${summary:+$summary; }molecule $scenario passed in $(($(date +%s) - scenario_started))s"
@@ -173,7 +165,7 @@ if ! bash "$REPO/testbed/build-kubernetes.sh" >/dev/null; then
 fi
 running=0
 for job in $JOBS; do
-    rm -f "$OUT/$job.status" "$OUT/$job.cpu" "$OUT/$job-molecule.log" "$OUT/$job.cpu-tests" "$OUT/$job"-*.molecule-cpu
+    rm -f "$OUT/$job.status" "$OUT/$job.cpu" "$OUT/$job-molecule.log" "$OUT/$job.cpu-tests" "$OUT/$job".molecule-*.cpu
     case $job in
         fleet) what="three clusters and the fleet playbooks" ;;
         *-molecule) what="cluster and molecule" ;;
@@ -234,14 +226,14 @@ for job in jobs:
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
-                total, own, children, cluster, nodeid = line.rstrip("\n").split("\t")
+                own, children, cluster, total, nodeid = line.rstrip("\n").split("\t")
                 module, _, name = nodeid.partition("::")
                 key = "%s::%s" % (os.path.basename(module)[: -len(".py")], name)
                 rows.append((float(total), "%6s %6s %6s" % (own, children, cluster), wall.get(key, 0.0), job, key))
-    for path in glob.glob(os.path.join(out, job + "-*.molecule-cpu")):
+    for path in glob.glob(os.path.join(out, job + ".molecule-*.cpu")):
         with open(path) as f:
             total = float(f.read())
-        scenario = os.path.basename(path)[len(job) + 1 : -len(".molecule-cpu")]
+        scenario = os.path.basename(path)[len(job + ".molecule-") : -len(".cpu")]
         rows.append((total, "%6s %6s %6s" % ("", "%.1f" % total, ""), 0.0, job, "molecule test -s " + scenario))
 for total, parts, wall, job, name in sorted(rows, reverse=True)[:20]:
     print("%7.1f %s %7.1f  %-18s %s" % (total, parts, wall, job, name))
