@@ -13,7 +13,7 @@
 # from a freshly seeded fleet. The tests of a job are told their profile through GPUSHARE_PROFILE. pytest's exit
 # code 5 (no test collected) counts as success. What installs or builds (Debian's packages, the Kubernetes
 # binaries) happens once, before any job starts. Every cluster is stopped at the end, whatever happened. Logs and
-# JUnit XML: tests/output/cluster/<job>.*; the jobs' times in summary.txt, the 15 slowest tests in slowest.txt.
+# JUnit XML: tests/output/cluster/<job>.*; the jobs' times in summary.txt, the 20 costliest tests in costliest.txt.
 # Each job runs as this script again (GPUSHARE_CLUSTER_JOB=<job>) under tools/cpu_time.py, which counts the CPU time
 # of the job's whole process tree, its clusters' processes included: the summary shows it beside the wall time.
 # GPUSHARE_JOBS picks jobs by name and GPUSHARE_PORT_OFFSET moves every job's ports (to run a job beside the same
