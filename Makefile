@@ -30,7 +30,8 @@ help:
 $(VENV)/.installed: requirements-dev.txt
 	@test -n "$(PYTHON312)" || { echo "Python 3.12 or newer is needed (pyenv install 3.12, or set PYTHON312=...)"; exit 1; }
 	test -x $(PY) || $(PYTHON312) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check $$(grep '^uv==' requirements-dev.txt)
+	$(VENV)/bin/uv pip install -q --python $(PY) -r requirements-dev.txt
 	@mkdir -p .build/ansible_collections/gpushare && ln -sfn ../../.. .build/ansible_collections/gpushare/k8s
 	touch $@
 
