@@ -27,11 +27,13 @@ help:
 	@echo "make bench-eda       the autopilot: 50 waiting MIG pods to Running through the rulebook, its idle CPU"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
 
+# uv (pinned in requirements-dev.txt) installs; --compile-bytecode as pip does: Ansible runs modules without writing
+# bytecode, so without it every module run compiles the kubernetes library from source.
 $(VENV)/.installed: requirements-dev.txt
 	@test -n "$(PYTHON312)" || { echo "Python 3.12 or newer is needed (pyenv install 3.12, or set PYTHON312=...)"; exit 1; }
 	test -x $(PY) || $(PYTHON312) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check $$(grep '^uv==' requirements-dev.txt)
-	$(VENV)/bin/uv pip install -q --python $(PY) -r requirements-dev.txt
+	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -r requirements-dev.txt
 	@mkdir -p .build/ansible_collections/gpushare && ln -sfn ../../.. .build/ansible_collections/gpushare/k8s
 	touch $@
 
