@@ -107,17 +107,19 @@ test-lint: venv
 test-package: venv
 	$(PY) -m pytest tests/packaging -q -p no:cacheprovider
 
-# Simulator, integration and molecule tests share one cluster per profile.
+# Simulator, integration and molecule tests share one cluster per profile. CLUSTER_NICENESS: see `test`.
+CLUSTER_NICENESS ?= 0
 test-cluster: venv
-	bash tests/run-cluster-tests.sh
+	nice -n $(CLUSTER_NICENESS) bash tests/run-cluster-tests.sh
 
 # The cluster tests and the checks that need no cluster side by side, each target's output shown whole when it ends.
 # test-cluster comes first: with two slots it holds one throughout, and unit, format, sanity, lint and package take
-# turns in the other (run before the cluster phase, unit and format left a core idle for a minute or more: measured in
-# docs/NOTES.md). A failing unit test still fails `make test`, once the cluster tests are done; `make test-unit` is
-# the quick check.
+# turns in the other (run before the cluster phase, unit and format left a core idle for a minute or more). The
+# cluster jobs run niced: the checks, one process at a time, then end first instead of last, when the six jobs could
+# use both cores but they alone were left, on one (measured in docs/NOTES.md). A failing unit test still fails
+# `make test`, once the cluster tests are done; `make test-unit` is the quick check.
 test: venv
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-cluster test-checks
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-cluster test-checks CLUSTER_NICENESS=10
 
 test-checks: test-unit test-format test-sanity test-lint test-package
 
