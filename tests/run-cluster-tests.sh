@@ -96,8 +96,9 @@ run_job() {
     started=$(date +%s)
     if [ "$job" = fleet ]; then
         # Its clusters are its own (not in the CPU file's cluster column), its playbook runs are counted.
-        GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" GPUSHARE_TEST_CPU_FILE="$OUT/$job.cpu-tests" "$PY" -u -m pytest tests/fleet \
-            -p no:cacheprovider -p tests.cpu_accounting -q -rfEs --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
+        GPUSHARE_FLEET_DIR="$CLUSTERS/fleet" GPUSHARE_TEST_CPU_FILE="$OUT/$job.cpu-tests" \
+            "$PY" -u -m pytest tests/fleet -p no:cacheprovider -p tests.cpu_accounting -q -rfEs \
+            --junitxml "$OUT/$job.xml" "$@" >"$OUT/$job.log" 2>&1
         rc=$?
         summary=$(grep -E '(passed|failed|error|skipped|no tests ran)' "$OUT/$job.log" | tail -n 1 | sed -E 's/^=+ | =+$//g')
         echo "$rc $(($(date +%s) - started)) $summary" >"$OUT/$job.status"
