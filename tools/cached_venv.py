@@ -2,8 +2,7 @@
 for the tools that need a Python tool chain apart from the project's venv (tools/oldest_core_venv.py,
 tools/galaxy_importer_venv.py, tools/awxkit_venv.py). It installs with the project venv's uv (requirements-dev.txt),
 which this runs under: several times faster than pip, which matters on a new machine, where ``make test`` makes
-all three. ``--compile-bytecode`` as pip does: Ansible runs modules without writing bytecode, so a venv without it
-compiles every library a module imports on each run (a run of ``make test`` took half as long again)."""
+all three. ``--compile-bytecode`` as pip does, for the reason the Makefile gives for the project venv."""
 
 import fcntl
 import os
