@@ -92,10 +92,13 @@ format: venv
 docs: venv
 	$(PY) tools/gen_docs.py
 
-# On the pinned ansible-core, then on the oldest one meta/runtime.yml claims (tools/oldest_core_venv.py).
+# On the pinned ansible-core, every test on every Python; then on the oldest one meta/runtime.yml claims
+# (tools/oldest_core_venv.py), what that core decides: its doc and argspec schemas, runtime metadata, its module_utils
+# imported, on the controller's Python. pylint's findings and the other Pythons' compile and import are about this
+# code, not the core: the first run has them (the second took 74 CPU-s with them, 21 without).
 test-sanity: venv
 	bash tests/sanity/run.sh
-	VENV=$$($(PY) tools/oldest_core_venv.py) bash tests/sanity/run.sh
+	VENV=$$($(PY) tools/oldest_core_venv.py) bash tests/sanity/run.sh --python 3.12 --skip-test pylint
 
 test-lint: venv
 	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production

@@ -152,6 +152,22 @@ summary:
   returned: always
   type: dict
   sample: {"error": 1, "warning": 0, "info": 0}
+nodes:
+  description:
+    - The GPU nodes, as M(gpushare.k8s.gpu_info) returns them in its RV(gpushare.k8s.gpu_info#module:nodes), from the
+      same reads as the checks; limited by O(node_selector) too.
+    - The sharing role shows them before and after a change, with no M(gpushare.k8s.gpu_info) call of its own.
+  returned: always
+  type: dict
+  sample:
+    gpu-t4-0:
+      product: Tesla-T4-SHARED
+      count: 1
+      replicas: 4
+      sharing_strategy: time-slicing
+      allocatable: {"nvidia.com/gpu": 4}
+      gpu_pods: []
+      findings: []
 """
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule

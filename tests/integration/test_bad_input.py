@@ -300,23 +300,33 @@ def test_credentials_never_shown(cluster, run_module_via_playbook):
             assert secret not in shown
 
 
-# (case id, playbook, extra variables, fragments of the failure message): the playbooks and roles as a user runs
-# them, refused before any write too.
+# (case id, playbook, extra variables, fragments of the failure message, also in check mode): the playbooks and roles
+# as a user runs them, refused before any write too. In check mode again where the playbook or the role refuses
+# (an assert, the role's argument spec); where a module refuses, the module matrix above already runs every case in
+# check mode, and the role passes the variable on as it is (each of those runs cost about 10 CPU-s).
 ROLE_CASES = [
-    ("no-mode", "site.yml", {}, ["gpushare_mode", "timeslicing, mig, mps or none"]),
-    ("replicas-not-int", "timeslicing.yml", {"openshift_replicas": "many"}, ["openshift_replicas", "int"]),
-    ("replicas-1", "timeslicing.yml", {"openshift_replicas": 1, "openshift_nodes": {"names": [A100]}}, [">= 2"]),
+    ("no-mode", "site.yml", {}, ["gpushare_mode", "timeslicing, mig, mps or none"], True),
+    ("replicas-not-int", "timeslicing.yml", {"openshift_replicas": "many"}, ["openshift_replicas", "int"], True),
+    (
+        "replicas-1",
+        "timeslicing.yml",
+        {"openshift_replicas": 1, "openshift_nodes": {"names": [A100]}},
+        [">= 2"],
+        False,
+    ),
     (
         "node-missing",
         "mps.yml",
         {"openshift_nodes": {"names": ["gpu-z9-0"]}},
         ["gpu-z9-0", "not found"],
+        False,
     ),
     (
         "mig-unknown-config",
         "mig.yml",
         {"openshift_nodes": {"names": [H100]}, "openshift_mig_config": "all-9g.99gb"},
         ["all-9g.99gb"],
+        False,
     ),
 ]
 
@@ -332,8 +342,15 @@ def failure_messages(report):
     ]
 
 
-@pytest.mark.parametrize("check", [False, True], ids=["real", "check"])
-@pytest.mark.parametrize("case_id, playbook, variables, fragments", ROLE_CASES, ids=[case[0] for case in ROLE_CASES])
+@pytest.mark.parametrize(
+    "case_id, playbook, variables, fragments, check",
+    [
+        pytest.param(case_id, playbook, variables, fragments, check, id="%s-%s" % (case_id, mode))
+        for case_id, playbook, variables, fragments, in_check_mode in ROLE_CASES
+        for check, mode in ((False, "real"), (True, "check"))
+        if in_check_mode or not check
+    ],
+)
 def test_roles_refuse_bad_variables_before_any_write(
     cluster, audit_writes, case_id, playbook, variables, fragments, check
 ):

@@ -173,6 +173,20 @@ def test_check_mode_reports_the_same(run_module, kube):
 
 
 @ONE_PROFILE
+def test_the_nodes_it_returns_are_gpu_infos(run_module, kube, api_client, profile, namespace):
+    """The sharing role's table before and after comes from gpu_preflight's nodes: they are gpu_info's, a workload's
+    pod on its node, the operator's own GPU pod (a validator, say) left out as gpu_info leaves it out."""
+    t4, a100 = "gpu-t4-0", "gpu-a100-0"
+    kube.label_node(t4, {"nvidia.com/device-plugin.config": "no-such-profile"})
+    gpu_pod(api_client, t4, namespace)
+    gpu_pod(api_client, a100, profile.operator_namespace, name="validator")
+    nodes = ok(preflight(run_module, checks=["sharing"]))["nodes"]
+    assert nodes == ok(run_module("gpu_info", {}))["nodes"]
+    assert [pod["name"] for pod in nodes[t4]["gpu_pods"]] == ["trainer"] and nodes[a100]["gpu_pods"] == []
+    assert nodes[t4]["device_plugin_config"] == "no-such-profile"
+
+
+@ONE_PROFILE
 def test_bad_input_is_refused(run_module):
     result = run_module(MODULE, {"fail_on": "sometimes"})
     assert result["failed"] and "fail_on" in result["msg"]

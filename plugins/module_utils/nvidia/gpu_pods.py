@@ -45,6 +45,16 @@ def workload_pods_selector(operator_namespace):
     return "metadata.namespace!=%s,%s" % (operator_namespace, selector) if operator_namespace else selector
 
 
+def workload_pods(pods, operator_namespace):
+    """The pods of ``pods`` that ``workload_pods_selector(operator_namespace)`` would have listed."""
+    return [
+        pod
+        for pod in pods
+        if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        and not (operator_namespace and pod["metadata"].get("namespace") == operator_namespace)
+    ]
+
+
 def gpu_pods_by_node(pods):
     by_node = {}
     for pod in pods:

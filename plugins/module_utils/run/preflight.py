@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The runner behind gpu_preflight: one LIST of each kind it checks, then plan/preflight.py's findings."""
+"""The runner behind gpu_preflight: one LIST of each kind it checks, then plan/preflight.py's findings, and the GPU
+nodes as gpu_info describes them, from the same reads."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +10,7 @@ __metaclass__ = type
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     CLUSTER_AUTOSCALER,
     MACHINE,
@@ -16,6 +18,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     MACHINESET,
     detect_platform,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import (
     ERROR,
     finding,
@@ -88,6 +91,9 @@ def run_gpu_preflight(module):
         namespace=namespace,
         findings=findings,
         summary=summarize(findings),
+        # gpu_info's nodes: the sharing role shows them before and after a change without a read of its own. Every
+        # pod was listed, HAMi's device plugin's too, wherever it runs.
+        nodes=build_inventory(policy, config_map, nodes, workload_pods(pods, namespace), pods)["nodes"],
     )
     if should_fail(findings, params["fail_on"]):
         result.update(
