@@ -5,7 +5,7 @@ from kubernetes.client.exceptions import ApiException
 
 from testbed.seed_profiles import GPU_TAINT, MACHINE_API_NAMESPACE, OPENSHIFT_T4_ACCELERATOR, OPENSHIFT_T4_MACHINESET
 from testbed.seed_writer import crd, delete_if_exists, wait_for
-from testbed.simulator.kube import as_dict
+from testbed.simulator.kube import as_dict, release
 from testbed.simulator.machine_api import MACHINESET_LABEL, machine_name, machine_of
 
 OPENSHIFT_CRDS = [
@@ -137,11 +137,15 @@ def _delete_unseeded_openshift_objects(kube, seeded):
                 continue
             try:
                 if namespace:
-                    kube.custom.delete_namespaced_custom_object(
-                        group, version, namespace, plural, name, _preload_content=False
+                    release(
+                        kube.custom.delete_namespaced_custom_object(
+                            group, version, namespace, plural, name, _preload_content=False
+                        )
                     )
                 else:
-                    kube.custom.delete_cluster_custom_object(group, version, plural, name, _preload_content=False)
+                    release(
+                        kube.custom.delete_cluster_custom_object(group, version, plural, name, _preload_content=False)
+                    )
             except ApiException as exc:
                 if exc.status != 404:  # another reset deleted it first
                     raise

@@ -8,6 +8,7 @@ A layout is a list with one entry per GPU: None when MIG is disabled on it, else
 ``{profile: instances}`` (empty when MIG is enabled without instances).
 """
 
+import functools
 import re
 
 import yaml
@@ -298,11 +299,13 @@ def _check_fits(layout, gpu, index):
 # the shipped config (gpu-operator assets/state-mig-manager/0400_configmap.yaml) --------------------------
 
 
+@functools.lru_cache(maxsize=None)
 def shipped_config_yaml():
     """NVIDIA's shipped ``config.yaml`` (81 configs), rebuilt from its JSON copy in nvidia_data/.
 
     Keys absent in the source (null in the JSON) are left out, and the one scalar ``device-filter`` of
-    the source stays a scalar, so the text parses as the original does.
+    the source stays a scalar, so the text parses as the original does. Made once per process: the reset between
+    tests seeds it each time, and dumping it was a third of the reset's CPU.
     """
     shipped = nvml.load(nvml.SHIPPED_MIG_CONFIG)
     scalars = {(item["config"], item["entry_index"]): item["value"] for item in shipped["scalar_device_filters"]}

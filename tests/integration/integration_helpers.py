@@ -40,6 +40,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 for _path in (REPO, os.path.join(REPO, ".build")):
     if _path not in sys.path:
         sys.path.append(_path)
+from testbed.simulator.kube import release  # noqa: E402 (found through the path above)
+
 VENV_BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
 COLLECTIONS_PATH = os.path.join(REPO, ".build")
@@ -458,7 +460,7 @@ class AuditWindow(object):
     def _mark(self):
         name = "gpushare-audit-mark-" + uuid.uuid4().hex
         try:
-            self.core.read_namespaced_config_map(name, "default", _preload_content=False)
+            release(self.core.read_namespaced_config_map(name, "default", _preload_content=False))
         except ApiException as exc:
             if exc.status != 404:
                 raise
@@ -803,13 +805,17 @@ class KubeObjects(object):
 
     def label_node(self, name, node_labels):
         """``kubectl label node --overwrite`` (None removes a label)."""
-        self.core.patch_node(
-            name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False
+        release(
+            self.core.patch_node(
+                name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False
+            )
         )
 
     def annotate_node(self, name, annotations):
-        self.core.patch_node(
-            name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
+        release(
+            self.core.patch_node(
+                name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
+            )
         )
 
     def put_config_map(self, name, data, namespace=None):
@@ -822,11 +828,11 @@ class KubeObjects(object):
             "data": data,
         }
         try:
-            self.core.create_namespaced_config_map(namespace, body, _preload_content=False)
+            release(self.core.create_namespaced_config_map(namespace, body, _preload_content=False))
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            self.core.replace_namespaced_config_map(name, namespace, body, _preload_content=False)
+            release(self.core.replace_namespaced_config_map(name, namespace, body, _preload_content=False))
 
     def wait_for_node(self, name, predicate, timeout=60):
         return wait_for_node(self.api_client, name, predicate, timeout)

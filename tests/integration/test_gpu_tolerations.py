@@ -6,6 +6,7 @@ import json
 from integration_helpers import MERGE_PATCH
 
 from testbed import seed
+from testbed.simulator.kube import release
 
 MODULE = "gpu_tolerations"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -30,11 +31,13 @@ def worker_tolerations(kube, profile):
 
 
 def taint(kube, name, *taints):
-    kube.core.patch_node(
-        name,
-        {"spec": {"taints": [dict(seed.GPU_TAINT)] + list(taints)}},
-        _content_type=MERGE_PATCH,
-        _preload_content=False,
+    release(
+        kube.core.patch_node(
+            name,
+            {"spec": {"taints": [dict(seed.GPU_TAINT)] + list(taints)}},
+            _content_type=MERGE_PATCH,
+            _preload_content=False,
+        )
     )
 
 
