@@ -509,7 +509,7 @@ def validate_mig_layout(
                     "%s: GPU index(es) %s do not exist on the node (%d GPUs), mig-parted skips them"
                     % (where, ", ".join(map(str, missing)), gpu_count)
                 )
-        state = (entry["mig-enabled"], dict((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n))
+        state = gpu_layout_of(entry)
         if entry["mig-enabled"]:
             check_gpu_fits(entry.get("mig-devices") or {}, model, where)
         for index in indices:
@@ -535,22 +535,32 @@ def _effective(per_gpu, gpu_count):
     return layout_entries(dict((index, state) for index, (_entry, state) in per_gpu.items()), gpu_count)
 
 
-def layout_entries(states, gpu_count):
-    """mig-parted entries for per-GPU states (``{index: (mig_enabled, {profile: count})}``): one per distinct state, in
-    the order of its first GPU, with ``devices: all`` when it covers every GPU (or the GPU count is not known)."""
+def gpu_layout_of(entry):
+    """The GPU layout an entry gives each GPU it covers (sorted (profile, count) pairs, counts above zero; empty with
+    MIG on and no instances), or None where it turns MIG off: the one per-GPU form (docs/DESIGN.md, "Words")."""
+    if not entry.get("mig-enabled"):
+        return None
+    return tuple(sorted((profile, count) for profile, count in (entry.get("mig-devices") or {}).items() if count))
+
+
+def layout_entries(per_gpu, gpu_count):
+    """mig-parted entries for ``{index: GPU layout or None}``: one per distinct GPU layout, in the order of its first
+    GPU, with ``devices: all`` when it covers every GPU (or the GPU count is not known)."""
     groups = []
-    for index in sorted(states):
-        state = states[index]
+    for index in sorted(per_gpu):
+        gpu_layout = per_gpu[index]
         for group in groups:
-            if group[0] == state:
+            if group[0] == gpu_layout:
                 group[1].append(index)
                 break
         else:
-            groups.append((state, [index]))
+            groups.append((gpu_layout, [index]))
     result = []
-    for (enabled, mig_devices), indices in groups:
+    for gpu_layout, indices in groups:
         devices = ALL_DEVICES if gpu_count is None or len(indices) == gpu_count else indices
-        result.append({"devices": devices, "mig-enabled": enabled, "mig-devices": dict(mig_devices)})
+        result.append(
+            {"devices": devices, "mig-enabled": gpu_layout is not None, "mig-devices": dict(gpu_layout or ())}
+        )
     return result
 
 

@@ -36,6 +36,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted imp
     MIG_PARTED_KEY,
     build_mig_parted_config,
     gpu_indices,
+    gpu_layout_of,
     is_shipped_config_name,
     mig_configs_of,
     mig_devices_of,
@@ -82,9 +83,8 @@ def layout_per_gpu(layout, gpu_count):
     pairs, counts above zero; empty with MIG on and no instances), or None where MIG is off."""
     per_gpu = {}
     for entry in layout:
-        gpu_layout = tuple(sorted((p, n) for p, n in (entry.get("mig-devices") or {}).items() if n))
         for index in gpu_indices(entry, gpu_count):
-            per_gpu[index] = gpu_layout if entry.get("mig-enabled") else None
+            per_gpu[index] = gpu_layout_of(entry)
     return per_gpu
 
 

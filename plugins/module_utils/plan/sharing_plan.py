@@ -258,11 +258,10 @@ def describe(descriptors):
 
 def mig_parted_layout(descriptors):
     """mig-parted entries for per-GPU descriptors: one per distinct state, ``devices: all`` when all GPUs agree."""
-    states = dict(
-        (index, (descriptor[0] == "mig", dict(descriptor[1]) if descriptor[0] == "mig" else {}))
-        for index, descriptor in enumerate(descriptors)
+    per_gpu = dict(
+        (index, descriptor[1] if descriptor[0] == "mig" else None) for index, descriptor in enumerate(descriptors)
     )
-    return layout_entries(states, len(descriptors))
+    return layout_entries(per_gpu, len(descriptors))
 
 
 def config_name_of(layout):
