@@ -95,13 +95,14 @@ def status_body(code, message):
 
 class _Relay(object):
     """An answer the proxy relays: ``cut`` asks its relay to stop, ``held`` says it stopped, ``released`` lets it
-    close the client's connection."""
+    close the client's connection, ``ended`` says the relay is over (either end closed)."""
 
     def __init__(self, request):
         self.request = request
         self.cut = threading.Event()
         self.held = threading.Event()
         self.released = threading.Event()
+        self.ended = threading.Event()
 
 
 class FaultProxy(object):
@@ -158,6 +159,12 @@ class FaultProxy(object):
     def requests(self, match):
         with self._lock:
             return [request for request in self.seen if match(request)]
+
+    def relays(self, match):
+        """The answers being relayed now to the requests ``match`` accepts: ``ended`` (an Event) of each says when
+        its relay is over."""
+        with self._lock:
+            return [relay for relay in self._relays if match(relay.request)]
 
     def cut_streams(self, match, hook=None):
         """Cut, mid-stream, the answers being relayed now to the requests ``match`` accepts (watches): stop relaying
@@ -294,6 +301,7 @@ class FaultProxy(object):
         finally:
             with self._lock:
                 self._relays.remove(relay)
+            relay.ended.set()
 
     def _pump(self, upstream, conn, relay):
         while not self._done():

@@ -121,3 +121,9 @@ def test_kube_api_through_the_installed_client(stand_in, monkeypatch):
     assert get["path"] == "/api/v1/namespaces/gpu-operator/configmaps/absent"
     watched = parse_qs(urlsplit(watch["path"]).query)
     assert (watched["resourceVersion"], watched["timeoutSeconds"]) == (["8"], ["1"])
+
+
+def test_urllib3_pools_of_the_client_retry_nothing():
+    # KubeApi decides every retry; urllib3 would otherwise retry a DELETE whose connection broke.
+    api = KubeApi(kube_client.get_api_client(dict(host="https://127.0.0.1:9", api_key=TOKEN)))
+    assert api.api_client.rest_client.pool_manager.connection_pool_kw["retries"] is False

@@ -85,6 +85,12 @@ def test_nominal_backoff_doubles_from_a_quarter_second_up_to_five_seconds():
     assert numbers.deadline == 30.0
 
 
+def test_reads_time_out_after_a_minute_and_watches_after_their_length_and_a_grace():
+    # A watch's reads may pause until the server ends it at its timeoutSeconds.
+    assert RetryPolicy().request_timeout == (10.0, 60.0)
+    assert RetryPolicy().watch_request_timeout(60) == (10.0, 75.0)
+
+
 @pytest.mark.parametrize("attempt", range(12))
 def test_jittered_backoff_stays_between_half_and_all_of_the_nominal_delay(attempt):
     clock = FakeClock(100.0)
