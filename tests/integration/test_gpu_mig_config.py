@@ -6,9 +6,8 @@ import json
 
 import pytest
 import yaml
-from integration_helpers import ADMIN_USER, WRITE_VERBS, allocatable, describe, labels, wait_for_object
-from kubernetes import client
-from workloads import gpu_pod, pod_exists
+from integration_helpers import ADMIN_USER, WRITE_VERBS, allocatable, describe, labels
+from workloads import gpu_pod, guarded_gpu_pod, pod_exists
 
 from testbed.simulator.names import MIG_MODE_NEEDS_REBOOT_ANNOTATION
 
@@ -167,25 +166,7 @@ def test_drain_evicts_the_pod_then_uncordons(kube, api_client, namespace, run_mo
 
 
 def test_drain_stopped_by_a_disruption_budget(kube, api_client, namespace, run_module):
-    gpu_pod(api_client, "gpu-a100-0", namespace, pod_labels={"app": "guarded"})
-    budget = {
-        "apiVersion": "policy/v1beta1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "guarded", "namespace": namespace},
-        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
-    }
-    # Kubernetes 1.20 serves PodDisruptionBudgets as policy/v1beta1 only, which the typed client no longer has.
-    custom = client.CustomObjectsApi(api_client)
-    custom.create_namespaced_custom_object("policy", "v1beta1", namespace, "poddisruptionbudgets", budget)
-    wait_for_object(
-        custom.list_namespaced_custom_object,
-        lambda pdb: (pdb.get("status") or {}).get("observedGeneration") == 1,
-        "the disruption controller to process the budget",
-        "policy",
-        "v1beta1",
-        namespace,
-        "poddisruptionbudgets",
-    )
+    guarded_gpu_pod(api_client, "gpu-a100-0", namespace)
     result = mig(run_module, ["gpu-a100-0"], strategy="mixed", config="all-1g.5gb", drain=True)
     assert result["failed"] and "PodDisruptionBudget" in result["msg"] and "schedulable again" in result["msg"], result[
         "msg"

@@ -13,9 +13,9 @@ import uuid
 
 import pytest
 from fault_proxy import Fault, kube_api, node_list, node_patch, node_watch
-from integration_helpers import ONE_PROFILE, labels, wait_for_object
+from integration_helpers import ONE_PROFILE, labels
 from kubernetes import client
-from workloads import gpu_pod
+from workloads import guarded_gpu_pod
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError, OutcomeUnknown, WatchDropped
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
@@ -187,25 +187,7 @@ def test_a_patch_is_a_merge_patch_whose_null_deletes_a_label(cluster, kube, prox
 
 
 def test_an_eviction_refused_by_a_budget_is_not_retried(cluster, api_client, proxy, namespace):
-    gpu_pod(api_client, "gpu-a100-0", namespace, pod_labels={"app": "guarded"})
-    budget = {
-        "apiVersion": "policy/v1beta1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "guarded", "namespace": namespace},
-        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
-    }
-    # Kubernetes 1.20 serves PodDisruptionBudgets as policy/v1beta1 only, which the typed client no longer has.
-    custom = client.CustomObjectsApi(api_client)
-    custom.create_namespaced_custom_object("policy", "v1beta1", namespace, "poddisruptionbudgets", budget)
-    wait_for_object(
-        custom.list_namespaced_custom_object,
-        lambda pdb: (pdb.get("status") or {}).get("currentHealthy") == 1,
-        "the disruption controller to count the guarded pod",
-        "policy",
-        "v1beta1",
-        namespace,
-        "poddisruptionbudgets",
-    )
+    guarded_gpu_pod(api_client, "gpu-a100-0", namespace)
     api = kube_api(cluster, proxy.url)
 
     with pytest.raises(GpuShareError) as error:

@@ -65,6 +65,30 @@ def gpu_pod(api_client, node, namespace, name="trainer", pod_labels=None):
     )
 
 
+def guarded_gpu_pod(api_client, node, namespace):
+    """``gpu_pod`` "trainer" on ``node``, with a PodDisruptionBudget that allows none of its pods to go, once the
+    disruption controller has counted it: an eviction of the pod is then refused (429)."""
+    gpu_pod(api_client, node, namespace, pod_labels={"app": "guarded"})
+    budget = {
+        "apiVersion": "policy/v1beta1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guarded", "namespace": namespace},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+    }
+    # Kubernetes 1.20 serves PodDisruptionBudgets as policy/v1beta1 only, which the typed client no longer has.
+    custom = client.CustomObjectsApi(api_client)
+    custom.create_namespaced_custom_object("policy", "v1beta1", namespace, "poddisruptionbudgets", budget)
+    wait_for_object(
+        custom.list_namespaced_custom_object,
+        lambda pdb: (pdb.get("status") or {}).get("currentHealthy") == 1,
+        "the disruption controller to count the guarded pod",
+        "policy",
+        "v1beta1",
+        namespace,
+        "poddisruptionbudgets",
+    )
+
+
 def pod_exists(api_client, namespace, name):
     try:
         client.CoreV1Api(api_client).read_namespaced_pod(name, namespace)
