@@ -51,7 +51,8 @@ MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_b
 PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
-# Starts throwaway clusters of its own, needs none of the job's: in the fleet job, after the fleet's clusters stop.
+# Starts throwaway clusters of its own, needs none of the job's: in the fleet job, after the fleet's clusters stop
+# (so, like the fleet, only when every profile is tested).
 LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
 OTHER_FILES="tests/integration $(for file in $MIG_JOB_FILES $PLAYBOOK_FILES; do
     printf ' --ignore=%s' "$file"
