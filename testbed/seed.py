@@ -44,7 +44,7 @@ from testbed.seed_profiles import (
 from testbed.seed_writer import SEED_THREADS, Writer, crd, delete_if_exists, is_control_plane_annotation, wait_for
 from testbed.simulator import gpu_operator, nvml
 from testbed.simulator.gpu_operator import GPU_TOLERATION
-from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, release
+from testbed.simulator.kube import CLUSTER_POLICY, Kube, as_dict, discard
 from testbed.simulator.kubelet import healthy_conditions, registered_labels
 from testbed.simulator.kubelet_exec import KUBELET_ADDRESS, kubelet_port
 from testbed.simulator.machine_api import MACHINE_ANNOTATION, machine_name, provider_id
@@ -334,16 +334,8 @@ def _delete_operator_install(kube, profile):
     """Delete what a Helm install of the operator (``testbed/charts/gpu-operator``) leaves that seeding does not
     replace: its Deployment, while which the simulator plays the operator, and Helm's release records."""
     namespace = profile.operator_namespace
-    release(
-        kube.apps.delete_collection_namespaced_deployment(
-            namespace, label_selector=OPERATOR_DEPLOYMENT_SELECTOR, _preload_content=False
-        )
-    )
-    release(
-        kube.core.delete_collection_namespaced_secret(
-            namespace, field_selector="type=" + HELM_RELEASE_SECRET_TYPE, _preload_content=False
-        )
-    )
+    discard(kube.apps.delete_collection_namespaced_deployment, namespace, label_selector=OPERATOR_DEPLOYMENT_SELECTOR)
+    discard(kube.core.delete_collection_namespaced_secret, namespace, field_selector="type=" + HELM_RELEASE_SECRET_TYPE)
 
 
 def _delete_operator(kube, profile):
@@ -352,7 +344,7 @@ def _delete_operator(kube, profile):
     _delete_operator_install(kube, profile)
     api, name = kube.extensions, CLUSTER_POLICY_CRD["metadata"]["name"]
     if _exists(api.read_custom_resource_definition, name):
-        release(api.delete_custom_resource_definition(name, _preload_content=False))
+        discard(api.delete_custom_resource_definition, name)
         # Until it is gone, Helm would skip installing the chart's CRD and its policy would go with this one.
         wait_for(lambda: not _exists(api.read_custom_resource_definition, name), "CRD %s to be deleted" % name)
     namespace = profile.operator_namespace
@@ -374,7 +366,7 @@ def _seed_nodes(writer, profile, members, daemonset):
     wanted = {name for name, _pool in members}
     for node in as_dict(writer.kube.core.list_node)["items"]:
         if node["metadata"]["name"] not in wanted:
-            release(writer.kube.core.delete_node(node["metadata"]["name"], _preload_content=False))
+            discard(writer.kube.core.delete_node, node["metadata"]["name"])
 
 
 def reset(api_client, profile, nodes=None, operator=True):
@@ -392,16 +384,12 @@ def reset(api_client, profile, nodes=None, operator=True):
     kept = {DEFAULT_MIG_CONFIGMAP, "kube-root-ca.crt"} if operator else {"kube-root-ca.crt"}
     for configmap in as_dict(kube.core.list_namespaced_config_map, profile_spec.operator_namespace)["items"]:
         if configmap["metadata"]["name"] not in kept:
-            release(
-                kube.core.delete_namespaced_config_map(
-                    configmap["metadata"]["name"], profile_spec.operator_namespace, _preload_content=False
-                )
+            discard(
+                kube.core.delete_namespaced_config_map, configmap["metadata"]["name"], profile_spec.operator_namespace
             )
     # Secrets tests wrote there (the vGPU licence): the seeding makes none of type Opaque.
-    release(
-        kube.core.delete_collection_namespaced_secret(
-            profile_spec.operator_namespace, field_selector="type=Opaque", _preload_content=False
-        )
+    discard(
+        kube.core.delete_collection_namespaced_secret, profile_spec.operator_namespace, field_selector="type=Opaque"
     )
     for namespace in profile_spec.namespaces:  # a cluster seeded before a profile gained one
         if not _exists(kube.core.read_namespace, namespace):
@@ -416,16 +404,14 @@ def reset(api_client, profile, nodes=None, operator=True):
     _seed_nodes(writer, profile_spec, members, daemonset)
     if profile_spec.name == "openshift":
         seed_machine_api(writer, members)
-    release(
-        kube.core.delete_collection_namespaced_event(
-            NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node", _preload_content=False
-        )
+    discard(
+        kube.core.delete_collection_namespaced_event, NODE_EVENT_NAMESPACE, field_selector="involvedObject.kind=Node"
     )
 
 
 def _exists(read, name):
     try:
-        release(read(name, _preload_content=False))
+        discard(read, name)
         return True
     except ApiException as exc:
         if exc.status != 404:
@@ -442,19 +428,15 @@ def _delete_test_namespaces(kube, profile):
         if name in system:
             continue
         if not namespace["metadata"].get("deletionTimestamp"):
-            release(kube.core.delete_namespace(name, _preload_content=False))
-        release(kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0, _preload_content=False))
-    release(kube.core.delete_collection_namespaced_pod("default", grace_period_seconds=0, _preload_content=False))
+            discard(kube.core.delete_namespace, name)
+        discard(kube.core.delete_collection_namespaced_pod, name, grace_period_seconds=0)
+    discard(kube.core.delete_collection_namespaced_pod, "default", grace_period_seconds=0)
     # A pod a test made in a kept namespace (the operator's own GPU validator, say) would hold its node's GPUs
     # in every later test; the seeded pods all have an owner (DaemonSet, ReplicaSet).
     for namespace in profile.namespaces:
         for pod in as_dict(kube.core.list_namespaced_pod, namespace)["items"]:
             if not pod["metadata"].get("ownerReferences"):
-                release(
-                    kube.core.delete_namespaced_pod(
-                        pod["metadata"]["name"], namespace, grace_period_seconds=0, _preload_content=False
-                    )
-                )
+                discard(kube.core.delete_namespaced_pod, pod["metadata"]["name"], namespace, grace_period_seconds=0)
 
 
 def main(argv=None):

@@ -5,7 +5,7 @@ from kubernetes.client.exceptions import ApiException
 
 from testbed.seed_profiles import GPU_TAINT, MACHINE_API_NAMESPACE, OPENSHIFT_T4_ACCELERATOR, OPENSHIFT_T4_MACHINESET
 from testbed.seed_writer import crd, delete_if_exists, wait_for
-from testbed.simulator.kube import as_dict, release
+from testbed.simulator.kube import as_dict, discard
 from testbed.simulator.machine_api import MACHINESET_LABEL, machine_name, machine_of
 
 OPENSHIFT_CRDS = [
@@ -137,15 +137,9 @@ def _delete_unseeded_openshift_objects(kube, seeded):
                 continue
             try:
                 if namespace:
-                    release(
-                        kube.custom.delete_namespaced_custom_object(
-                            group, version, namespace, plural, name, _preload_content=False
-                        )
-                    )
+                    discard(kube.custom.delete_namespaced_custom_object, group, version, namespace, plural, name)
                 else:
-                    release(
-                        kube.custom.delete_cluster_custom_object(group, version, plural, name, _preload_content=False)
-                    )
+                    discard(kube.custom.delete_cluster_custom_object, group, version, plural, name)
             except ApiException as exc:
                 if exc.status != 404:  # another reset deleted it first
                     raise

@@ -8,7 +8,7 @@ import time
 
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator.kube import as_dict, get_or_none, merge_patch, release
+from testbed.simulator.kube import as_dict, discard, get_or_none, merge_patch
 from testbed.simulator.names import GFD_TIMESTAMP_LABEL
 
 SEED_THREADS = 16
@@ -349,7 +349,7 @@ def wait_for(predicate, what, timeout=30.0):
 
 def delete_if_exists(delete, name, namespace):
     try:
-        release(delete(name, namespace, _preload_content=False))
+        discard(delete, name, namespace)
     except ApiException as exc:
         if exc.status != 404:
             raise

@@ -22,7 +22,7 @@ import copy
 from kubernetes.client.exceptions import ApiException
 
 from testbed.simulator import mig_parted
-from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, merge_patch, release
+from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, discard, merge_patch
 from testbed.simulator.names import (
     CONFIG_DEFAULT_ENV,
     CONFIG_NAME_ENV,
@@ -248,16 +248,14 @@ def run_operator(kube, cluster, policy, namespace):
         )
     status = {"state": READY_STATE, "namespace": namespace}
     if {key: (policy.get("status") or {}).get(key) for key in status} != status:
-        release(
-            kube.custom.patch_cluster_custom_object_status(
-                CLUSTER_POLICY["group"],
-                CLUSTER_POLICY["version"],
-                CLUSTER_POLICY["plural"],
-                policy["metadata"]["name"],
-                {"status": status},
-                _content_type=MERGE_PATCH,
-                _preload_content=False,
-            )
+        discard(
+            kube.custom.patch_cluster_custom_object_status,
+            CLUSTER_POLICY["group"],
+            CLUSTER_POLICY["version"],
+            CLUSTER_POLICY["plural"],
+            policy["metadata"]["name"],
+            {"status": status},
+            _content_type=MERGE_PATCH,
         )
         wrote = True
     return wrote
@@ -266,7 +264,7 @@ def run_operator(kube, cluster, policy, namespace):
 def _ignoring(status, call, *args):
     """Make the call; True if it happened, False if it failed with ``status`` (already done by someone else)."""
     try:
-        release(call(*args, _preload_content=False))
+        discard(call, *args)
         return True
     except ApiException as exc:
         if exc.status != status:

@@ -27,11 +27,11 @@ def as_dict(call, *args, **kwargs):
     return json.loads(response.data)
 
 
-def release(response):
-    """Read an answer nobody needs (a call made with ``_preload_content=False``) to its end, so that its connection
-    goes back to the client's pool. An unread answer keeps its connection: the next request opens a new one, with a
-    TLS handshake at both ends (nine per reset between tests, and one per pod, event or status a simulator wrote)."""
-    response.drain_conn()
+def discard(call, *args, **kwargs):
+    """Run a client call whose answer nobody needs, and read that answer to its end, so that its connection goes back
+    to the client's pool. An unread answer keeps its connection: the next request opens a new one, with a TLS
+    handshake at both ends (nine per reset between tests, and one per pod, event or status a simulator wrote)."""
+    call(*args, _preload_content=False, **kwargs).drain_conn()
 
 
 def get_or_none(call, *args, **kwargs):
@@ -62,25 +62,23 @@ class Kube(object):
         """Record a Warning Event on a Node, where ``kubectl describe node`` shows it."""
         timestamp = now_rfc3339()
         name = node["metadata"]["name"]
-        release(
-            self.core.create_namespaced_event(
-                NODE_EVENT_NAMESPACE,
-                {
-                    "metadata": {"name": "%s.%s" % (name, uuid.uuid4().hex[:16]), "namespace": NODE_EVENT_NAMESPACE},
-                    "involvedObject": {
-                        "kind": "Node",
-                        "apiVersion": "v1",
-                        "name": name,
-                        "uid": node["metadata"]["uid"],
-                    },
-                    "reason": reason,
-                    "message": message,
-                    "type": "Warning",
-                    "source": {"component": component, "host": name},
-                    "firstTimestamp": timestamp,
-                    "lastTimestamp": timestamp,
-                    "count": 1,
+        discard(
+            self.core.create_namespaced_event,
+            NODE_EVENT_NAMESPACE,
+            {
+                "metadata": {"name": "%s.%s" % (name, uuid.uuid4().hex[:16]), "namespace": NODE_EVENT_NAMESPACE},
+                "involvedObject": {
+                    "kind": "Node",
+                    "apiVersion": "v1",
+                    "name": name,
+                    "uid": node["metadata"]["uid"],
                 },
-                _preload_content=False,
-            )
+                "reason": reason,
+                "message": message,
+                "type": "Warning",
+                "source": {"component": component, "host": name},
+                "firstTimestamp": timestamp,
+                "lastTimestamp": timestamp,
+                "count": 1,
+            },
         )

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator.kube import merge_patch, now_micro, now_rfc3339, release
+from testbed.simulator.kube import discard, merge_patch, now_micro, now_rfc3339
 from testbed.simulator.names import DOWN_UNTIL_ANNOTATION
 
 log = logging.getLogger(__name__)
@@ -149,11 +149,7 @@ class Kubelet(object):
             except ApiException as exc:
                 if exc.status != 404:
                     raise
-                release(
-                    self.kube.coordination.create_namespaced_lease(
-                        LEASE_NAMESPACE, self._lease(name), _preload_content=False
-                    )
-                )
+                discard(self.kube.coordination.create_namespaced_lease, LEASE_NAMESPACE, self._lease(name))
         except Exception:  # noqa: BLE001 - one failed renewal must not stop the heartbeats
             log.exception("renewing the lease of node %s failed", name)
 
@@ -186,11 +182,7 @@ class Kubelet(object):
         return 0
 
     def _patch_status(self, name, status):
-        release(
-            self.kube.core.patch_node_status(
-                name, {"status": status}, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False
-            )
-        )
+        discard(self.kube.core.patch_node_status, name, {"status": status}, _content_type=STRATEGIC_MERGE_PATCH)
 
     def keep_ready(self, node):
         """Report the node healthy again if its conditions say otherwise (e.g. Unknown after a gap)."""
@@ -215,13 +207,11 @@ class Kubelet(object):
         if metadata.get("deletionTimestamp"):
             try:
                 # With a body the API server ignores query parameters: the grace period goes in the body.
-                release(
-                    self.kube.core.delete_namespaced_pod(
-                        metadata["name"],
-                        metadata["namespace"],
-                        _preload_content=False,
-                        body={"gracePeriodSeconds": 0, "preconditions": {"uid": metadata["uid"]}},
-                    )
+                discard(
+                    self.kube.core.delete_namespaced_pod,
+                    metadata["name"],
+                    metadata["namespace"],
+                    body={"gracePeriodSeconds": 0, "preconditions": {"uid": metadata["uid"]}},
                 )
             except ApiException as exc:
                 if exc.status not in (404, 409):
@@ -287,22 +277,20 @@ class Kubelet(object):
             return
         log.info("pod %s/%s: reporting Ready again", pod["metadata"]["namespace"], pod["metadata"]["name"])
         now = now_rfc3339()
-        release(
-            self.kube.core.patch_namespaced_pod_status(
-                pod["metadata"]["name"],
-                pod["metadata"]["namespace"],
-                {
-                    "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]},
-                    "status": {
-                        "conditions": [
-                            {"type": kind, "status": "True", "lastTransitionTime": now} for kind in POD_READY_CONDITIONS
-                        ],
-                        "containerStatuses": [
-                            {"name": c["name"], "ready": True} for c in status.get("containerStatuses") or []
-                        ],
-                    },
+        discard(
+            self.kube.core.patch_namespaced_pod_status,
+            pod["metadata"]["name"],
+            pod["metadata"]["namespace"],
+            {
+                "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]},
+                "status": {
+                    "conditions": [
+                        {"type": kind, "status": "True", "lastTransitionTime": now} for kind in POD_READY_CONDITIONS
+                    ],
+                    "containerStatuses": [
+                        {"name": c["name"], "ready": True} for c in status.get("containerStatuses") or []
+                    ],
                 },
-                _content_type=STRATEGIC_MERGE_PATCH,
-                _preload_content=False,
-            )
+            },
+            _content_type=STRATEGIC_MERGE_PATCH,
         )

@@ -24,7 +24,7 @@ import logging
 
 from kubernetes.client.exceptions import ApiException
 
-from testbed.simulator.kube import as_dict, merge_patch, release
+from testbed.simulator.kube import as_dict, discard, merge_patch
 from testbed.simulator.kubelet import healthy_conditions, registered_labels
 from testbed.simulator.names import HARDWARE_ANNOTATION, NFD_NVIDIA_PCI_LABEL
 
@@ -262,7 +262,7 @@ class MachineApi(object):
             if not args[-1]:
                 continue
             try:
-                release(delete(*args, _preload_content=False))
+                discard(delete, *args)
             except ApiException as exc:
                 if exc.status != 404:
                     raise

@@ -40,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 for _path in (REPO, os.path.join(REPO, ".build")):
     if _path not in sys.path:
         sys.path.append(_path)
-from testbed.simulator.kube import release  # noqa: E402 (found through the path above)
+from testbed.simulator.kube import discard  # noqa: E402 (found through the path above)
 
 VENV_BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
@@ -460,7 +460,7 @@ class AuditWindow(object):
     def _mark(self):
         name = "gpushare-audit-mark-" + uuid.uuid4().hex
         try:
-            release(self.core.read_namespaced_config_map(name, "default", _preload_content=False))
+            discard(self.core.read_namespaced_config_map, name, "default")
         except ApiException as exc:
             if exc.status != 404:
                 raise
@@ -805,18 +805,10 @@ class KubeObjects(object):
 
     def label_node(self, name, node_labels):
         """``kubectl label node --overwrite`` (None removes a label)."""
-        release(
-            self.core.patch_node(
-                name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH, _preload_content=False
-            )
-        )
+        discard(self.core.patch_node, name, {"metadata": {"labels": node_labels}}, _content_type=MERGE_PATCH)
 
     def annotate_node(self, name, annotations):
-        release(
-            self.core.patch_node(
-                name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
-            )
-        )
+        discard(self.core.patch_node, name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH)
 
     def put_config_map(self, name, data, namespace=None):
         """``kubectl apply`` of a ConfigMap with ``data`` (other keys of an existing one are replaced)."""
@@ -828,11 +820,11 @@ class KubeObjects(object):
             "data": data,
         }
         try:
-            release(self.core.create_namespaced_config_map(namespace, body, _preload_content=False))
+            discard(self.core.create_namespaced_config_map, namespace, body)
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            release(self.core.replace_namespaced_config_map(name, namespace, body, _preload_content=False))
+            discard(self.core.replace_namespaced_config_map, name, namespace, body)
 
     def wait_for_node(self, name, predicate, timeout=60):
         return wait_for_node(self.api_client, name, predicate, timeout)

@@ -20,7 +20,7 @@ from integration_helpers import MERGE_PATCH, POLICY, allocatable, labels
 from kubernetes import client
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION, read_record
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 
 pytestmark = pytest.mark.profiles("openshift")
 
@@ -55,14 +55,12 @@ def set_up_users_state(kube, nodes):
         CONFIG_MAP, {"users-own-key": "version: v1\n# kept by hand\n", "a100-x2": "version: v1\nsharing: {}\n"}
     )
     core = client.CoreV1Api(kube.api_client)
-    release(
-        core.patch_namespaced_config_map(
-            CONFIG_MAP,
-            kube.namespace,
-            {"metadata": {"annotations": {"example.com/owner": "team-a"}, "labels": {"team": "a"}}},
-            _content_type=MERGE_PATCH,
-            _preload_content=False,
-        )
+    discard(
+        core.patch_namespaced_config_map,
+        CONFIG_MAP,
+        kube.namespace,
+        {"metadata": {"annotations": {"example.com/owner": "team-a"}, "labels": {"team": "a"}}},
+        _content_type=MERGE_PATCH,
     )
     kube.patch_policy({"devicePlugin": {"env": [{"name": "USERS_SETTING", "value": "kept"}]}})
     policy = kube.policy()

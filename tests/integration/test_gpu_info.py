@@ -14,7 +14,7 @@ import yaml
 from integration_helpers import ONE_PROFILE, REPO, allocatable, labels, wait_for_object
 from kubernetes import client
 
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 from testbed.simulator.names import MIG_FAIL_ANNOTATION, MIG_STUCK_ANNOTATION
 
 pytestmark = pytest.mark.profiles("openshift", "scaleway", "vks")
@@ -109,13 +109,11 @@ def test_sharing_profiles_and_the_gpu_pods_of_each_node(kube, api_client, run_mo
     shared = run_module("gpu_timeslicing", dict(replicas=4, nodes=dict(names=[target])))
     assert not shared.get("failed"), shared.get("msg")
     core = client.CoreV1Api(api_client)
-    release(
-        core.create_namespaced_pod("default", pod("trainer", target, {"nvidia.com/gpu": "2"}), _preload_content=False)
-    )
-    release(core.create_namespaced_pod("default", pod("sidecar", target, {"cpu": "100m"}), _preload_content=False))
+    discard(core.create_namespaced_pod, "default", pod("trainer", target, {"nvidia.com/gpu": "2"}))
+    discard(core.create_namespaced_pod, "default", pod("sidecar", target, {"cpu": "100m"}))
     # The operator's own GPU pods (its validators) are not workloads.
     validator = pod("nvidia-cuda-validator", target, {"nvidia.com/gpu": "1"})
-    release(core.create_namespaced_pod(kube.namespace, validator, _preload_content=False))
+    discard(core.create_namespaced_pod, kube.namespace, validator)
     for namespace, name in (("default", "trainer"), ("default", "sidecar"), (kube.namespace, "nvidia-cuda-validator")):
         wait_for_object(
             core.list_namespaced_pod,
@@ -180,16 +178,14 @@ def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module)
         "nvidia.com/mig.capable": "false",
     }
     resources = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"}
-    release(
-        client.CoreV1Api(api_client).create_node(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": name, "labels": node_labels},
-                "status": {"capacity": resources, "allocatable": resources},
-            },
-            _preload_content=False,
-        )
+    discard(
+        client.CoreV1Api(api_client).create_node,
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": node_labels},
+            "status": {"capacity": resources, "allocatable": resources},
+        },
     )
     assert allocatable(kube.node(name)) == 2
 

@@ -13,7 +13,7 @@ from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
 from testbed.simulator import nvml
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 
 MODULE = "gpu_nvidia_smi"
 DRIVER_DAEMONSET = "nvidia-driver-daemonset"
@@ -203,13 +203,11 @@ def test_a_kubelet_the_api_server_cannot_reach_is_said_so_once(run_module, kube,
     port = closed_port()
     for node in nodes:
         # As a kubelet that went down, or listens where the node's status does not say.
-        release(
-            client.CoreV1Api(api_client).patch_node_status(
-                node,
-                {"status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}},
-                _content_type=MERGE_PATCH,
-                _preload_content=False,
-            )
+        discard(
+            client.CoreV1Api(api_client).patch_node_status,
+            node,
+            {"status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}},
+            _content_type=MERGE_PATCH,
         )
     result = run_module(MODULE, {"nodes": {"names": nodes}})
     assert result["failed"]

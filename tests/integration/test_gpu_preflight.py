@@ -20,7 +20,7 @@ from kubernetes import client
 from workloads import gpu_pod
 
 from testbed import seed
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 
 MODULE = "gpu_preflight"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -133,11 +133,7 @@ def about(result, obj, check=None):
 def taint_node(kube, name, taint):
     node = kube.node(name)
     taints = (node.get("spec") or {}).get("taints") or []
-    release(
-        kube.core.patch_node(
-            name, {"spec": {"taints": taints + [taint]}}, _content_type=MERGE_PATCH, _preload_content=False
-        )
-    )
+    discard(kube.core.patch_node, name, {"spec": {"taints": taints + [taint]}}, _content_type=MERGE_PATCH)
 
 
 def get_custom(kube, kind, name, namespace=None):

@@ -6,7 +6,7 @@ import json
 from integration_helpers import MERGE_PATCH
 
 from testbed import seed
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 
 MODULE = "gpu_tolerations"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -31,13 +31,11 @@ def worker_tolerations(kube, profile):
 
 
 def taint(kube, name, *taints):
-    release(
-        kube.core.patch_node(
-            name,
-            {"spec": {"taints": [dict(seed.GPU_TAINT)] + list(taints)}},
-            _content_type=MERGE_PATCH,
-            _preload_content=False,
-        )
+    discard(
+        kube.core.patch_node,
+        name,
+        {"spec": {"taints": [dict(seed.GPU_TAINT)] + list(taints)}},
+        _content_type=MERGE_PATCH,
     )
 
 

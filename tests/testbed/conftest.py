@@ -14,7 +14,7 @@ from simulator_helpers import wait_for
 
 from testbed import seed
 from testbed.cluster import ClusterError, connect
-from testbed.simulator.kube import Kube, release
+from testbed.simulator.kube import Kube, discard
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER_DIR = os.environ.get("GPUSHARE_CLUSTER_DIR", os.path.join(REPO, ".cluster"))
@@ -66,7 +66,7 @@ def kube(api_client, profile):
 def namespace(kube):
     """A fresh namespace whose default ServiceAccount exists (pods are refused until it does)."""
     name = "t-" + uuid.uuid4().hex[:8]
-    release(kube.core.create_namespace({"metadata": {"name": name}}, _preload_content=False))
+    discard(kube.core.create_namespace, {"metadata": {"name": name}})
     wait_for(
         kube.core.list_namespaced_service_account,
         lambda account: account["metadata"]["name"] == "default" and account.get("secrets"),

@@ -7,7 +7,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, as_dict, release
+from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, as_dict, discard
 
 TIMEOUT = 30
 
@@ -164,42 +164,28 @@ def label_node(kube, name, node_labels):
 
 
 def annotate_node(kube, name, annotations):
-    release(
-        kube.core.patch_node(
-            name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH, _preload_content=False
-        )
-    )
+    discard(kube.core.patch_node, name, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH)
 
 
 def put_configmap(kube, namespace, name, data):
     """Create the ConfigMap, or replace its data (``kubectl apply``)."""
     body = {"metadata": {"name": name, "namespace": namespace}, "data": data}
     try:
-        release(kube.core.create_namespaced_config_map(namespace, body, _preload_content=False))
+        discard(kube.core.create_namespaced_config_map, namespace, body)
     except ApiException as exc:
         if exc.status != 409:
             raise
-        release(
-            kube.core.patch_namespaced_config_map(
-                name, namespace, {"data": data}, _content_type=MERGE_PATCH, _preload_content=False
-            )
-        )
+        discard(kube.core.patch_namespaced_config_map, name, namespace, {"data": data}, _content_type=MERGE_PATCH)
 
 
 def restart_device_plugin(kube, profile):
     """``kubectl rollout restart daemonset nvidia-device-plugin-daemonset``"""
-    release(
-        kube.apps.patch_namespaced_daemon_set(
-            "nvidia-device-plugin-daemonset",
-            profile.operator_namespace,
-            {
-                "spec": {
-                    "template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": uuid.uuid4().hex}}}
-                }
-            },
-            _content_type=MERGE_PATCH,
-            _preload_content=False,
-        )
+    discard(
+        kube.apps.patch_namespaced_daemon_set,
+        "nvidia-device-plugin-daemonset",
+        profile.operator_namespace,
+        {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": uuid.uuid4().hex}}}}},
+        _content_type=MERGE_PATCH,
     )
 
 

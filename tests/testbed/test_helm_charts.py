@@ -16,7 +16,7 @@ from simulator_helpers import label_node, patch_policy, read_node, wait_for, wai
 
 from testbed import seed
 from testbed.simulator import gpu_operator
-from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, Kube, as_dict, release
+from testbed.simulator.kube import CLUSTER_POLICY, MERGE_PATCH, Kube, as_dict, discard
 from testbed.simulator.names import (
     DEVICE_PLUGIN_DAEMONSET,
     GPU_PRESENT_LABEL,
@@ -327,7 +327,7 @@ def test_hami_needs_the_gpu_taint_tolerated_and_its_mock_plugin_an_untainted_nod
 
     helm("upgrade", "hami", hami_chart, "-n", hami_namespace, "--reuse-values", *HAMI_TOLERATES_GPU_TAINT)
     wait_for_nvidia_resources(kube, A10, {"nvidia.com/gpu": "10"})  # the mock plugin tolerates only CriticalAddonsOnly
-    release(kube.core.patch_node(A10, {"spec": {"taints": []}}, _content_type=MERGE_PATCH, _preload_content=False))
+    discard(kube.core.patch_node, A10, {"spec": {"taints": []}}, _content_type=MERGE_PATCH)
     memory_and_cores = {
         "nvidia.com/gpumem": "23028",
         "nvidia.com/gpucores": "100",

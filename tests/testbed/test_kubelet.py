@@ -4,7 +4,7 @@ import datetime
 
 from simulator_helpers import gpu_pod, read_node, wait_for, wait_for_deletion, wait_for_node, wait_for_pod
 
-from testbed.simulator.kube import as_dict, release
+from testbed.simulator.kube import as_dict, discard
 
 
 def ready(node):
@@ -39,24 +39,22 @@ def test_node_turned_unknown_is_reported_ready_again(kube):
             "lastTransitionTime": now,
         }
     ]
-    release(
-        kube.core.patch_node_status(
-            "worker-0",
-            {"status": {"conditions": unknown}},
-            _content_type="application/strategic-merge-patch+json",
-            _preload_content=False,
-        )
+    discard(
+        kube.core.patch_node_status,
+        "worker-0",
+        {"status": {"conditions": unknown}},
+        _content_type="application/strategic-merge-patch+json",
     )
     wait_for_node(kube, "worker-0", lambda node: ready(node) == "True")
 
 
 def test_bound_pod_runs_and_a_deleted_pod_goes_away(kube, namespace):
-    release(kube.core.create_namespaced_pod(namespace, gpu_pod("job", "gpu-t4-0"), _preload_content=False))
+    discard(kube.core.create_namespaced_pod, namespace, gpu_pod("job", "gpu-t4-0"))
     pod = wait_for_pod(kube, namespace, "job", lambda pod: pod["status"].get("phase") == "Running")
     assert pod["status"]["podIP"] and all(status["ready"] for status in pod["status"]["containerStatuses"])
     assert {condition["type"]: condition["status"] for condition in pod["status"]["conditions"]}["Ready"] == "True"
 
-    release(kube.core.delete_namespaced_pod("job", namespace, _preload_content=False))  # graceful, as kubectl delete
+    discard(kube.core.delete_namespaced_pod, "job", namespace)  # graceful, as kubectl delete
     wait_for_deletion(
         kube.core.list_namespaced_pod, "pod %s/job" % namespace, namespace, field_selector="metadata.name=job"
     )
@@ -65,15 +63,13 @@ def test_bound_pod_runs_and_a_deleted_pod_goes_away(kube, namespace):
 def test_deployment_asking_more_gpus_than_the_node_has_leaves_pods_pending(kube, namespace):
     template = gpu_pod("worker", "gpu-a100-0")  # 2 GPUs on that node
     template["metadata"] = {"labels": {"app": "worker"}}
-    release(
-        kube.apps.create_namespaced_deployment(
-            namespace,
-            {
-                "metadata": {"name": "worker"},
-                "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "worker"}}, "template": template},
-            },
-            _preload_content=False,
-        )
+    discard(
+        kube.apps.create_namespaced_deployment,
+        namespace,
+        {
+            "metadata": {"name": "worker"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "worker"}}, "template": template},
+        },
     )
 
     def placed(pods):

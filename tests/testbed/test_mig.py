@@ -19,7 +19,7 @@ from simulator_helpers import (
     wait_for_pod,
 )
 
-from testbed.simulator.kube import release
+from testbed.simulator.kube import discard
 
 A100 = "gpu-a100-0"  # 2 x NVIDIA-A100-PCIE-40GB
 H100 = "gpu-h100-0"  # 8 x NVIDIA-H100-80GB-HBM3
@@ -185,7 +185,7 @@ def test_layout_beyond_the_gpu_fails(kube, profile):
 
 
 def test_gpu_pod_still_running_makes_the_change_fail(kube, namespace):
-    release(kube.core.create_namespaced_pod(namespace, gpu_pod("trainer", A100), _preload_content=False))
+    discard(kube.core.create_namespaced_pod, namespace, gpu_pod("trainer", A100))
     wait_for_pod(kube, namespace, "trainer", lambda pod: pod["status"].get("phase") == "Running")
 
     node = assert_failed(kube, A100, "all-1g.5gb", "In use by another client")
