@@ -36,7 +36,7 @@ mkdir -p "$OUT" "$CLUSTERS"
 # The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
 # the most tests, is split in three jobs: openshift-mig (the simulator's own tests, the MIG tests, the bad-input
-# matrix and the action group), openshift-molecule (the playbook and rbac role tests through ansible-playbook, then
+# matrix, the action group and the autopilot over time, mostly idle in its cool-downs), openshift-molecule (the playbook and rbac role tests through ansible-playbook, then
 # the openshift Molecule scenario) and openshift (every other integration test file). The vks job runs the vks tests,
 # then the vks-helm, vks and hami scenarios. The fleet job starts its own three clusters (tests/fleet), which also
 # test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform, then the cluster lifecycle tests.
@@ -45,7 +45,7 @@ mkdir -p "$OUT" "$CLUSTERS"
 # last, at 864-867 s; the lifecycle and action group tests, 42 and 62 s of openshift's, moved to the fleet and
 # openshift-mig).
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py
-    tests/integration/test_action_group.py"
+    tests/integration/test_action_group.py tests/integration/test_eda_autoplan_over_time.py"
 # The playbooks and the rbac role through ansible-playbook: beside the openshift Molecule scenario, the other job that
 # drives the controller.
 PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py"

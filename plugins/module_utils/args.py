@@ -208,6 +208,7 @@ GPU_DEMAND_ARG_SPEC = dict(
     settle_seconds=dict(type="float", default=10.0),
     longest_settle_seconds=dict(type="float", default=60.0),
     cool_down_seconds=dict(type="float", default=60.0),
+    handoff_timeout_seconds=dict(type="float", default=300.0),
 )
 
 PREFLIGHT_CHECKS = ["taints", "operator", "sharing", "autoscaling", "quota"]
@@ -395,6 +396,10 @@ def gpu_demand_options(args):
             problems.append("%s is %s; give a number of seconds, 0 or more" % (option, params[option]))
     if not problems and params["longest_settle_seconds"] < params["settle_seconds"]:
         problems.append("longest_settle_seconds is shorter than settle_seconds")
+    if not problems and params["handoff_timeout_seconds"] <= 0:
+        problems.append(
+            "handoff_timeout_seconds is %s; give a number of seconds above 0" % params["handoff_timeout_seconds"]
+        )
     if problems:
         raise GpuShareError("gpushare.k8s.gpu_demand: " + "; ".join(problems))
     return params

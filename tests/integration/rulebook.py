@@ -25,10 +25,11 @@ def install_java():
 
 
 class Rulebook(object):
-    """ansible-rulebook running gpushare.k8s.gpu_autoplan against ``cluster`` with the rulebook's ``variables``, in
-    ``folder`` (pathlib), its output (the source's log and the playbooks') in ``log``."""
+    """ansible-rulebook running ``rulebook`` (default gpushare.k8s.gpu_autoplan, as users run it) against ``cluster``
+    with the rulebook's ``variables``, in ``folder`` (pathlib), its output (the source's log and the playbooks') in
+    ``log``; ``options``, more of ansible-rulebook's command line."""
 
-    def __init__(self, cluster, folder, variables):
+    def __init__(self, cluster, folder, variables, rulebook="gpushare.k8s.gpu_autoplan", options=()):
         self.log = str(folder / "ansible-rulebook.log")
         inventory = folder / "inventory.yml"
         inventory.write_text(
@@ -50,13 +51,14 @@ class Rulebook(object):
                 [
                     os.path.join(VENV_BIN, "ansible-rulebook"),
                     "--rulebook",
-                    "gpushare.k8s.gpu_autoplan",
+                    rulebook,
                     "--inventory",
                     str(inventory),
                     "--vars",
                     str(variables_file),
                     "-v",
-                ],
+                ]
+                + list(options),
                 cwd=str(folder),
                 env=env,
                 stdout=log,
@@ -87,7 +89,15 @@ class Rulebook(object):
         raise AssertionError("no %r (x%d) after %ss in ansible-rulebook's output:\n%s" % (text, count, timeout, output))
 
     def plans(self):
+        """The sharing-plan playbooks that ran, from their output."""
         return self.output().count(PLAN_PLAY)
+
+    def exited(self, timeout):
+        """ansible-rulebook's exit status, once it ended by itself."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ansible-rulebook still runs after %ss:\n%s" % (timeout, self.output()))
 
     def stop(self):
         if self.process.poll() is None:

@@ -2,8 +2,8 @@
 server when the path to it fails: a watch cut mid-stream, an expired one (410), one the server ends, a LIST that
 fails, and a restart of the kube-apiserver itself.
 
-The source runs in this process as ansible-rulebook runs it (its ``main(queue, args)`` coroutine with an asyncio
-queue, on a loop of its own), connected through the fault-injecting proxy of fault_proxy.py or straight to the API
+The source runs in this process as ansible-rulebook runs it (its ``main(queue, args)`` coroutine on a loop of its own,
+given ansible-rulebook's own queue: ``engine.FilteredQueue`` over an ``asyncio.Queue(1)``), connected through the fault-injecting proxy of fault_proxy.py or straight to the API
 server; what it puts on the queue is compared with the demand changes the test made: exactly one event per change,
 none lost, none repeated. Each test ends on a change that gives no event (the pods deleted), which the source logs
 when its window closes: every event of the changes before it was given by then.
@@ -21,6 +21,7 @@ import threading
 import uuid
 
 import pytest
+from ansible_rulebook.engine import FilteredQueue
 from fault_proxy import Fault, Sleeps, kube_api, node_list, node_watch
 from integration_helpers import REPO, labels
 from kubernetes import client
@@ -32,6 +33,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import foll
 pytestmark = pytest.mark.profiles("scaleway")
 
 SETTLE_SECONDS = 5
+HANDOFF_TIMEOUT_SECONDS = 5
 WAIT = 120  # seconds any wait here may take at most (the API server's restart included)
 LABEL = "resilience.gpushare.k8s/mark"
 STARTED = "gpu_demand: following unschedulable GPU pods"
@@ -81,11 +83,13 @@ class Timeline(logging.Handler):
 
 
 class Source(object):
-    """gpu_demand's ``main(queue, args)`` on an event loop of its own thread, its events and log in ``timeline``."""
+    """gpu_demand's ``main(queue, args)`` on an event loop of its own thread, its events and log in ``timeline``; with
+    ``taken`` false, nothing takes its events, as when ansible-rulebook's event reader has stopped."""
 
-    def __init__(self, args, timeline):
+    def __init__(self, args, timeline, taken=True):
         self.args = args
         self.timeline = timeline
+        self.taken = taken
         self.loop = asyncio.new_event_loop()
         self.task = None
         self.failure = None
@@ -104,14 +108,16 @@ class Source(object):
             self.loop.run_until_complete(self._main())
         except asyncio.CancelledError:
             pass
-        except Exception as exc:  # noqa: BLE001 - reported by stop()
+        except (Exception, gpu_demand.EventsNotTaken) as exc:  # noqa: BLE001 - reported by stop()
             self.failure = exc
         finally:
             self.loop.close()
 
     async def _main(self):
-        queue = asyncio.Queue()
-        self.task = asyncio.ensure_future(gpu_demand.main(queue, self.args))
+        queue = asyncio.Queue(1)
+        self.task = asyncio.ensure_future(gpu_demand.main(FilteredQueue([], queue), self.args))
+        if not self.taken:
+            await self.task
         while not self.task.done():
             getter = asyncio.ensure_future(queue.get())
             await asyncio.wait({self.task, getter}, return_when=asyncio.FIRST_COMPLETED)
@@ -121,8 +127,15 @@ class Source(object):
                 getter.cancel()
         self.task.result()
 
+    def ended(self):
+        """How the source ended on its own: the error it raised."""
+        self.thread.join(timeout=WAIT)
+        assert not self.thread.is_alive(), "the source still runs; it did: %s" % self.timeline.entries
+        failure, self.failure = self.failure, None
+        return failure
+
     def stop(self):
-        if self.task is not None:
+        if self.task is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self.task.cancel)
         self.thread.join(timeout=30)
         assert self.failure is None, "the source failed: %r" % self.failure
@@ -130,9 +143,9 @@ class Source(object):
 
 @pytest.fixture
 def start_source(cluster):
-    """``start_source(host)``: the source connected to ``host`` (the proxy's URL or the API server's) with the
-    cluster's CA and admin token, Kapsule's pool label, a short settle time and no cool-down; once its first window
-    closed. Stopped after the test."""
+    """``start_source(host, taken=True)``: the source connected to ``host`` (the proxy's URL or the API server's) with
+    the cluster's CA and admin token, Kapsule's pool label, a short settle time, no cool-down and a short hand-off
+    timeout; once its first window closed. Stopped after the test."""
     timeline = Timeline()
     logger = logging.getLogger("gpushare.k8s.gpu_demand")
     level = logger.level
@@ -140,7 +153,7 @@ def start_source(cluster):
     logger.addHandler(timeline)
     started = []
 
-    def start(host):
+    def start(host, taken=True):
         args = dict(
             host=host,
             api_key=cluster.token("admin"),
@@ -148,8 +161,9 @@ def start_source(cluster):
             pool_label=KAPSULE_POOL_LABEL,
             settle_seconds=SETTLE_SECONDS,
             cool_down_seconds=0,
+            handoff_timeout_seconds=HANDOFF_TIMEOUT_SECONDS,
         )
-        source = Source(args, timeline)
+        source = Source(args, timeline, taken)
         started.append(source)
         return source.start()
 
@@ -231,6 +245,21 @@ def test_a_restarted_api_server_gives_no_repeated_event_and_loses_no_new_pod(
     assert second_event["demand"] == {"gpu-h100": {"nvidia.com/mig-1g.10gb": 20, "nvidia.com/mig-2g.20gb": 5}}
     assert pod_names(second_event) == sorted(first + second)
     assert second_event["reason"] == "nvidia.com/mig-2g.20gb waiting for pool gpu-h100: 5, was 0"
+
+
+def test_an_event_nobody_takes_ends_the_source_and_says_why(cluster, api_client, namespace, start_source):
+    """ansible-rulebook's event reader has stopped (1.3.2 ends it, silently, on an event it cannot read): the event
+    given stays in its queue of one. The source says so and ends with a SystemExit, which ends ansible-rulebook with
+    status 1 (test_eda_autoplan.py runs that through ansible-rulebook itself) instead of leaving it idle."""
+    source = start_source(cluster.server(), taken=False)
+    create_pods(api_client, namespace, [mig_pod("unplanned", "1g.10gb")])
+    failure = source.ended()
+    assert isinstance(failure, gpu_demand.EventsNotTaken) and isinstance(failure, SystemExit)
+    assert str(failure).startswith(
+        "gpu_demand: ansible-rulebook takes no more events (the event given 5 s ago is still waiting to be taken)"
+    )
+    assert source.timeline.logged("gpu_demand: ansible-rulebook takes no more events") == 1
+    assert source.timeline.logged("gpu_demand: pool gpu-h100: 1 nvidia.com/mig-1g.10gb (") == 1
 
 
 # --- follow_forever ---------------------------------------------------------------------------------------------

@@ -99,11 +99,12 @@ def pod_exists(api_client, namespace, name):
 
 
 def mig_pod(name, profile, pool="gpu-h100"):
-    """A pod of the Kapsule fleet's ``pool`` asking for one ``nvidia.com/mig-<profile>`` instance."""
+    """A pod of the Kapsule fleet's ``pool`` (None: of no pool) asking for one ``nvidia.com/mig-<profile>``
+    instance."""
     return {
         "metadata": {"name": name},
         "spec": {
-            "nodeSelector": {KAPSULE_POOL_LABEL: pool},
+            "nodeSelector": {KAPSULE_POOL_LABEL: pool} if pool else {},
             "tolerations": TOLERATE_GPU,
             "containers": [
                 {

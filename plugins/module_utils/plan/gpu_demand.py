@@ -13,7 +13,6 @@ import hashlib
 import json
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import (
-    NO_POOL,
     pending_gpu_pods,
     planned_requests,
     scheduler_reason,
@@ -22,6 +21,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan imp
 # The kinds of objects the source follows, as the plugin names its watches.
 PODS = "pods"
 NODES = "nodes"
+
+# The pool an event names where a pod names none (any pool may serve it) and where a node has no pool label (all of
+# them without a pool label): "*", which no pool can be called (a label value is empty or starts and ends with a
+# letter or digit). Never the empty string, the planner's word for it: ansible-rulebook 1.3.2 reads every event it
+# handed to the rule engine with dpath, which refuses an empty key, and its event reader then ends without a word
+# (issue 37). Every key of an event is a pool, a resource, or a field name.
+ANY_POOL = "*"
 
 
 def is_unschedulable(pod):
@@ -33,9 +39,14 @@ def is_unschedulable(pod):
 
 
 def pool_of(labels_or_selector, pool_label):
-    """The pool a node's labels (or a pod's nodeSelector) name; NO_POOL without a pool label or without that label:
+    """The pool a node's labels (or a pod's nodeSelector) name; ANY_POOL without a pool label or without that label:
     for a pod, any pool may serve it and gpu_sharing_plan chooses one."""
-    return (labels_or_selector or {}).get(pool_label, NO_POOL) if pool_label else NO_POOL
+    return (labels_or_selector or {}).get(pool_label) or ANY_POOL if pool_label else ANY_POOL
+
+
+def pool_words(pool):
+    """``pool gpu-h100``, or ``any pool``, for the log."""
+    return "any pool" if pool == ANY_POOL else "pool %s" % pool
 
 
 def waiting_pod(pod, pool_label):
@@ -73,7 +84,7 @@ def describe_demand(demand):
     return "; ".join(
         "%s: %s"
         % (
-            "pool %s" % pool if pool else "any pool",
+            pool_words(pool),
             ", ".join("%d %s" % (count, resource) for resource, count in sorted(demand[pool].items())),
         )
         for pool in sorted(demand)
@@ -218,7 +229,7 @@ class DemandEvents(object):
         self.window.close()
         demand, nodes = self._state()
         reasons = [
-            "%s waiting for %s: %d, was %d" % (resource, "pool %s" % pool if pool else "any pool", now_, before)
+            "%s waiting for %s: %d, was %d" % (resource, pool_words(pool), now_, before)
             for pool, resource, before, now_ in grown(demand, self.mark)
         ]
         if demand and self.marked_nodes is not None and nodes != self.marked_nodes:

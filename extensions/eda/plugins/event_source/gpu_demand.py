@@ -12,15 +12,18 @@ and resource than in the last event, or when GPU nodes joined, left or changed p
 than ``cool_down_seconds`` after the last one.
 
 Args (a rulebook's source args):
-  pool_label: the node label naming pools (a pod's pool is its nodeSelector's value of it; none: any pool)
+  pool_label: the node label naming pools (a pod's pool is its nodeSelector's value of it; none: any pool, ``*``)
   node_selector: which nodes are GPU nodes (default nvidia.com/gpu.present=true)
   settle_seconds (10), longest_settle_seconds (60), cool_down_seconds (60)
+  handoff_timeout_seconds (300): an event ansible-rulebook has not taken by then ends ansible-rulebook with status 1
+    and says why (its event reader stopped: nothing would be planned any more)
   kubeconfig, context, host, api_key, username, password, validate_certs, ca_cert, client_cert, client_key, proxy,
   no_proxy, proxy_headers, persist_config, impersonate_user, impersonate_groups: as the collection's modules take
   them, with the same K8S_AUTH_* environment variables (kubernetes.core's).
 
 The event: ``{"gpu_demand": {"pool_label", "demand": {pool: {resource: count}}, "pods": [{namespace, name, pool,
-requests, reason}], "gpu_nodes": {pool: [names]}, "reason", "fingerprint"}}``.
+requests, reason}], "gpu_nodes": {pool: [names]}, "reason", "fingerprint"}}``, where a pool is a value of the pool
+label or ``*`` (any pool; never an empty key, which ansible-rulebook cannot read).
 
 The decisions live in plugins/module_utils/plan/gpu_demand.py (unit-tested); this file only runs the watches, in
 threads of their own since the Kubernetes client blocks, and hands what they see to it."""
@@ -31,11 +34,27 @@ import os
 import sys
 import threading
 
-# ansible-rulebook runs this file by its path: make the collection's own module_utils importable, from the
-# ansible_collections folder it is installed in (kubernetes.core, its dependency, is installed beside it).
-_COLLECTIONS_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 7))
-if _COLLECTIONS_ROOT not in sys.path:
-    sys.path.append(_COLLECTIONS_ROOT)
+
+def _collections_roots():
+    """The folders holding ``ansible_collections`` where Ansible finds collections: the one this file is installed in
+    first, then ``ANSIBLE_COLLECTIONS_PATH`` (or ansible.cfg's ``collections_path``, or the default paths) as
+    ansible-core reads it, each entry named with or without its ``ansible_collections`` folder. ansible-rulebook
+    found this source through ``ansible-galaxy collection list``, which reads the same setting; kubernetes.core, a
+    dependency, may sit under another entry than this collection."""
+    from ansible import constants  # ansible-core: ansible-rulebook runs ansible-galaxy, the modules import it too
+
+    roots = [os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 7))]
+    for path in constants.COLLECTIONS_PATHS:
+        path = os.path.abspath(os.path.expanduser(path))
+        roots.append(os.path.dirname(path) if os.path.basename(path) == "ansible_collections" else path)
+    return roots
+
+
+# ansible-rulebook runs this file by its path: make ``ansible_collections`` (a namespace package, one folder per
+# root) span every root, so that this collection's module_utils and kubernetes.core's import wherever they are.
+for _root in _collections_roots():
+    if _root not in sys.path:
+        sys.path.append(_root)
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import gpu_demand_options  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeApi  # noqa: E402
@@ -89,6 +108,60 @@ def _start_watch(kind, kube, node_selector, post, stop):
     thread.start()
 
 
+class EventsNotTaken(SystemExit):
+    """ansible-rulebook took no event for ``handoff_timeout_seconds``. A SystemExit: ansible-rulebook (1.3.2) catches
+    every other error of a source, logs it and waits for its own event reader to end, which never comes when that
+    reader is what stopped; a SystemExit ends the process, with status 1 and this message, so that whatever runs it
+    (EDA controller's restart policy, systemd) sees it fail and can start it again."""
+
+
+class HandOff(object):
+    """The events given to ansible-rulebook, and whether it takes them.
+
+    ansible-rulebook hands a source a queue of one event (1.3.2: ``asyncio.Queue(1)`` in ``app.spawn_sources``,
+    wrapped in ``engine.FilteredQueue``, whose ``queue`` it is), and its event reader takes each one out to the rule
+    engine at once: an event still there ``timeout`` seconds after it was given was never taken. The reader can end
+    without a word (1.3.2 ends it on an error it does not expect, such as an event it cannot read) while the source
+    and the process go on; then a second event stays in the queue and a third one cannot be given at all."""
+
+    def __init__(self, queue, timeout):
+        self.queue = queue
+        # Where the queue is not ansible-rulebook's, only a put that does not complete shows events not taken.
+        self.given = getattr(queue, "queue", None)
+        self.timeout = timeout
+        self.given_at = None
+
+    async def give(self, body, now):
+        try:
+            await asyncio.wait_for(self.queue.put(body), self.timeout)
+        except asyncio.TimeoutError:
+            self.not_taken("its last event is still waiting to be taken %.0f s later" % self.timeout)
+        self.given_at = now
+
+    def due_at(self):
+        """When to look whether the last event was taken; None when there is nothing to look at."""
+        if self.given_at is None or not hasattr(self.given, "empty"):
+            return None
+        return self.given_at + self.timeout
+
+    def look(self, now):
+        due = self.due_at()
+        if due is None or now < due:
+            return
+        if not self.given.empty():
+            self.not_taken("the event given %.0f s ago is still waiting to be taken" % (now - self.given_at))
+        self.given_at = None
+
+    def not_taken(self, what):
+        message = (
+            "gpu_demand: ansible-rulebook takes no more events (%s): its event reader has stopped, and no new demand "
+            "would be planned; ending ansible-rulebook so that it is started again (EDA controller's restart "
+            "policy, systemd's Restart=on-failure). handoff_timeout_seconds sets how long an event may wait" % what
+        )
+        logger.error(message)
+        raise EventsNotTaken(message)
+
+
 async def main(queue, args):
     options = gpu_demand_options(args or {})
     loop = asyncio.get_running_loop()
@@ -99,6 +172,7 @@ async def main(queue, args):
         options["longest_settle_seconds"],
         options["cool_down_seconds"],
     )
+    handoff = HandOff(queue, options["handoff_timeout_seconds"])
     changes = asyncio.Queue()
     stop = threading.Event()
 
@@ -117,10 +191,11 @@ async def main(queue, args):
     logger.info("gpu_demand: following unschedulable GPU pods and GPU nodes (%s)", options["node_selector"])
     try:
         while True:
-            due = demand.due_at()
+            due = min((at for at in (demand.due_at(), handoff.due_at()) if at is not None), default=None)
             try:
                 change = await asyncio.wait_for(changes.get(), None if due is None else max(0.0, due - loop.time()))
             except asyncio.TimeoutError:
+                handoff.look(loop.time())
                 body = demand.take(loop.time())
                 if body:
                     logger.info(
@@ -128,7 +203,7 @@ async def main(queue, args):
                         describe_demand(body["gpu_demand"]["demand"]),
                         body["gpu_demand"]["reason"],
                     )
-                    await queue.put(body)
+                    await handoff.give(body, loop.time())
                 elif demand.why_not:
                     logger.info("gpu_demand: %s", demand.why_not)
                 continue

@@ -152,11 +152,12 @@ def test_the_event_sources_connection_options_fall_back_to_the_environment_as_a_
         monkeypatch.setenv(name, value)
     options = gpu_demand_options({"pool_label": "k8s.scaleway.com/pool-name", "settle_seconds": "5"})
     assert dict((name, options[name]) for name in EXPECTED) == EXPECTED
-    assert (options["pool_label"], options["settle_seconds"], options["cool_down_seconds"]) == (
-        "k8s.scaleway.com/pool-name",
-        5.0,
-        60.0,
-    )
+    assert (
+        options["pool_label"],
+        options["settle_seconds"],
+        options["cool_down_seconds"],
+        options["handoff_timeout_seconds"],
+    ) == ("k8s.scaleway.com/pool-name", 5.0, 60.0, 300.0)
 
 
 def test_the_event_sources_args_take_the_modules_aliases_and_win_over_the_environment(monkeypatch):
@@ -172,6 +173,7 @@ def test_the_event_sources_args_take_the_modules_aliases_and_win_over_the_enviro
         ({"settle_seconds": "soon"}, "settle_seconds"),
         ({"cool_down_seconds": -1}, "cool_down_seconds is -1.0"),
         ({"settle_seconds": 90}, "longest_settle_seconds is shorter than settle_seconds"),
+        ({"handoff_timeout_seconds": 0}, "handoff_timeout_seconds is 0.0; give a number of seconds above 0"),
     ],
 )
 def test_the_event_sources_wrong_args_are_refused_by_name(args, problem):

@@ -8,10 +8,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import itertools
+
+import dpath
 import pytest
 from k8s_objects import container, pod, t4_node
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.gpu_demand import (
+    ANY_POOL,
     NODES,
     PODS,
     DemandEvents,
@@ -36,7 +40,7 @@ def unschedulable(name, resource=MIG_SMALL, count=1, pool=None, namespace="ml"):
             "message": "0/3 nodes are available: 3 Insufficient %s." % resource,
         }
     ]
-    if pool:
+    if pool is not None:
         waiting["spec"]["nodeSelector"] = {POOL_LABEL: pool}
     return waiting
 
@@ -63,8 +67,9 @@ def test_only_unschedulable_unbound_pods_asking_for_planned_resources_are_demand
 
 
 def test_a_pod_without_the_pools_label_in_its_node_selector_waits_for_any_pool():
-    assert waiting_pod(unschedulable("a"), POOL_LABEL)["pool"] == ""
-    assert waiting_pod(unschedulable("a", pool="gpu-h100"), None)["pool"] == ""
+    assert waiting_pod(unschedulable("a"), POOL_LABEL)["pool"] == ANY_POOL == "*"
+    assert waiting_pod(unschedulable("a", pool="gpu-h100"), None)["pool"] == ANY_POOL
+    assert waiting_pod(unschedulable("a", pool=""), POOL_LABEL)["pool"] == ANY_POOL
 
 
 def test_demand_is_counted_per_pool_and_resource():
@@ -77,7 +82,7 @@ def test_demand_is_counted_per_pool_and_resource():
         )
     ]
     demand = demand_of(waiting)
-    assert demand == {"h100": {MIG_SMALL: 3}, "": {"nvidia.com/gpu": 1}}
+    assert demand == {"h100": {MIG_SMALL: 3}, ANY_POOL: {"nvidia.com/gpu": 1}}
     assert describe_demand(demand) == "any pool: 1 nvidia.com/gpu; pool h100: 3 %s" % MIG_SMALL
 
 
@@ -207,3 +212,58 @@ def test_the_fingerprint_names_the_pods_so_other_pods_with_the_same_requests_are
     same = source(H100_NODES, [unschedulable("a", pool="h100")]).take(SETTLE)["gpu_demand"]
     other = source(H100_NODES, [unschedulable("b", pool="h100")]).take(SETTLE)["gpu_demand"]
     assert first["fingerprint"] == same["fingerprint"] != other["fingerprint"]
+
+
+def keys_of(value, path=()):
+    """Every (path, key) of the mappings in ``value``, however deep, lists included."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield path, key
+            for found in keys_of(item, path + (key,)):
+                yield found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            for found in keys_of(item, path + (index,)):
+                yield found
+
+
+# What a pod's nodeSelector and a node's labels can say of the pool: nothing, an empty value, a pool.
+POOL_CHOICES = (None, "", "h100")
+RESOURCES = (MIG_SMALL, "nvidia.com/gpu", "nvidia.com/gpu.shared")
+
+
+def every_event():
+    """The events of every combination of pool label, pod pools, node pools and resources, each reason included: a
+    first wave, a second one, nodes joining while pods wait."""
+    for pool_label, pod_pool, node_pool, resource in itertools.product(
+        (POOL_LABEL, None), POOL_CHOICES, POOL_CHOICES, RESOURCES
+    ):
+        node = t4_node("gpu-0")
+        if node_pool is not None:
+            node["metadata"]["labels"][POOL_LABEL] = node_pool
+        events = DemandEvents(pool_label, SETTLE, LONGEST, 0.0)
+        events.listed(NODES, [node], 0.0)
+        events.listed(PODS, [unschedulable("a", resource=resource, pool=pod_pool)], 0.0)
+        yield events.take(SETTLE)
+        events.watched(PODS, "ADDED", unschedulable("b", resource=MIG_SMALL, pool=pod_pool), 100.0)
+        yield events.take(100.0 + SETTLE)
+        events.watched(NODES, "ADDED", t4_node("gpu-1"), 200.0)
+        yield events.take(200.0 + SETTLE)
+
+
+def test_no_event_has_an_empty_key_so_ansible_rulebooks_reader_can_read_every_one():
+    """ansible-rulebook 1.3.2 reads ``meta/source/name`` of each event it handed to the rule engine with dpath, which
+    refuses an empty key anywhere in the event; its event reader then ends and no later event is read (issue 37)."""
+    events = list(every_event())
+    assert len(events) == 2 * 3 * 3 * 3 * 3 and None not in events
+    reasons = set(event["gpu_demand"]["reason"].split(" waiting")[0].split(":")[0] for event in events)
+    assert reasons >= {MIG_SMALL, "the GPU nodes changed"}
+    for event in events:
+        assert [(path, key) for path, key in keys_of(event) if not (isinstance(key, str) and key)] == []
+        # As ansible-rulebook reads it once its insert_meta_info filter added the source's name.
+        assert dpath.get(dict(event, meta={"source": {"name": "gpu_demand"}}), "meta/source/name") == "gpu_demand"
+    assert [event["gpu_demand"]["gpu_nodes"] for event in events if event["gpu_demand"]["pool_label"] is None] == [
+        {ANY_POOL: ["gpu-0"]},
+        {ANY_POOL: ["gpu-0"]},
+        {ANY_POOL: ["gpu-0", "gpu-1"]},
+    ] * (3 * 3 * 3)
