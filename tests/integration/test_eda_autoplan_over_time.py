@@ -1,7 +1,8 @@
 """The autopilot as users run it, over time (issue 37): ansible-rulebook from PyPI runs gpushare.k8s.gpu_autoplan
 with every variable at its default (no pool label, a 10 s settle time, a 60 s cool-down, apply on, no moves) against
-the local OpenShift cluster (two H100 nodes of eight GPUs, two A100-40GB nodes of two), while waves of pods asking for
-MIG instances no GPU has come one after the other. Each wave must lead to its plan and run where the hardware allows;
+the local OpenShift cluster (two H100 nodes of eight GPUs, two A100-40GB nodes of two, none partitioned), while waves
+of pods asking for MIG instances no GPU has come one after the other, and pods end: each wave for a node no pod runs
+on at the time (with moves off, a plan changes no node where GPU pods run). Each wave must lead to its plan and run where the hardware allows;
 plans are counted from the playbooks that ran (their play in ansible-rulebook's output), not from the source's log.
 
 Without a pool label every event names the pool ``*``: before issue 37 it was the empty string, and ansible-rulebook
@@ -9,6 +10,7 @@ Without a pool label every event names the pool ``*``: before issue 37 it was th
 """
 
 import pytest
+from kubernetes import client
 from rulebook import Rulebook, install_java
 from test_eda_autoplan import restart_apiserver
 from workloads import create_pods, mig_pod, wait_for_pods
@@ -44,16 +46,21 @@ def test_every_wave_of_demand_leads_to_its_plan_with_the_rulebooks_defaults(clus
         wait_for_pods(api_client, namespace, running=10, waiting=3, timeout=WAVE_TIMEOUT)
         assert rulebook.plans() == 3
 
-        # 4. The kube-apiserver restarts; five pods of 3g.40gb that free GPUs can hold come then: planned, they run.
+        # 4. The kube-apiserver restarts; then four pods of 3g.20gb, an A100-40GB profile: planned, they run. (Moves
+        # are off by default: a MIG change stops the GPU pods of its node, so a plan now changes no H100 node.)
         restart_apiserver(cluster)
-        wave(api_client, namespace, "after-restart", "3g.40gb", 5)
-        wait_for_pods(api_client, namespace, running=15, waiting=3, timeout=WAVE_TIMEOUT)
+        wave(api_client, namespace, "after-restart", "3g.20gb", 4)
+        wait_for_pods(api_client, namespace, running=14, waiting=3, timeout=WAVE_TIMEOUT)
         assert rulebook.plans() == 4
 
-        # 5. Later, more of the first wave's profile than the GPUs partitioned so far have room for (a GPU holds
-        # seven): those that fit run at once, the others wait for one more plan, then run.
-        wave(api_client, namespace, "later", "1g.10gb", 20)
-        wait_for_pods(api_client, namespace, running=35, waiting=3, timeout=WAVE_TIMEOUT)
+        # 5. The first wave's pods end, and later four pods of 2g.20gb come, an H100 profile no GPU has yet: one more
+        # plan, which may now change the H100 node they left.
+        core = client.CoreV1Api(api_client)
+        for n in range(8):
+            core.delete_namespaced_pod("first-%d" % n, namespace, grace_period_seconds=0)
+        wait_for_pods(api_client, namespace, running=6, waiting=3, timeout=WAVE_TIMEOUT)
+        wave(api_client, namespace, "later", "2g.20gb", 4)
+        wait_for_pods(api_client, namespace, running=10, waiting=3, timeout=WAVE_TIMEOUT)
         assert rulebook.plans() == 5
     finally:
         rulebook.stop()
