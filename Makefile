@@ -91,7 +91,8 @@ format: venv
 	$(VENV)/bin/black -q $(FORMATTED)
 
 # docs/modules.md from the modules' DOCUMENTATION, the variable tables of roles/*/README.md from their
-# meta/argument_specs.yml; test-unit fails while they are stale (tests/unit/test_docs_fresh.py).
+# meta/argument_specs.yml, the RETURN doc fragments' copies in the modules (ansible-doc before 2.20 cannot extend a
+# RETURN); test-unit fails while they are stale (tests/unit/test_docs_fresh.py).
 docs: venv
 	$(PY) tools/gen_docs.py
 
