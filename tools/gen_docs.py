@@ -17,6 +17,11 @@ nothing and exits 1 naming each file that differs from what it would write (a un
   exactly as Ansible merges them (one ``ansible-doc`` run for every module, through a temporary collections path
   that links to this tree). The connection options of the ``k8s_auth`` fragment are listed once, in their own
   section, and each module links to it, unless the module documents one of them differently.
+- ``plugins/modules/<module>.py``: the return values of the collection's RETURN fragments (the ``RETURN`` of
+  ``plugins/doc_fragments/<fragment>.py``), written into each module's ``RETURN`` between the lines
+  ``# BEGIN RETURN FRAGMENT gpushare.k8s.<fragment>...`` and ``# END RETURN FRAGMENT gpushare.k8s.<fragment>``,
+  instead of the module extending the fragment: ansible-doc before 2.20 fails on a ``RETURN`` that extends one
+  (ansible/ansible#85644), and the collection supports ansible-core 2.16 and newer. The fragment stays the one source.
 - ``roles/<role>/README.md``: the text between ``<!-- BEGIN GENERATED VARIABLES -->`` and
   ``<!-- END GENERATED VARIABLES -->``, a table of the role's variables from ``meta/argument_specs.yml``. The
   rest of the README is written by hand; a role without a README gets a skeleton holding the table, and a README
@@ -152,6 +157,47 @@ class ModuleDocFragment(object):
 %s
 """
 '''
+
+
+# --- RETURN fragments written into the modules -------------------------------------------------------------
+
+RETURN_BEGIN = "# BEGIN RETURN FRAGMENT %s: make docs writes it from the fragment, edit that"
+RETURN_END = "# END RETURN FRAGMENT %s"
+_RETURN_BLOCK = re.compile(
+    r"^# BEGIN RETURN FRAGMENT (?P<fragment>%s\.\w+)\b.*\n(?P<body>(?:.*\n)*?)# END RETURN FRAGMENT (?P=fragment)\n"
+    % re.escape(COLLECTION),
+    re.M,
+)
+
+
+def fragment_path(fragment):
+    """The file of the doc fragment ``fragment`` (``gpushare.k8s.<name>``)."""
+    return os.path.join(ROOT, "plugins", "doc_fragments", fragment[len(COLLECTION) + 1 :] + ".py")
+
+
+def fragment_return(fragment):
+    """The text of the ``RETURN`` of the doc fragment ``fragment``, one newline at its end."""
+    path = fragment_path(fragment)
+    text = python_string(path, "RETURN", "ModuleDocFragment") if os.path.isfile(path) else None
+    if not text or not text.strip():
+        raise DocsError("%s has no RETURN (plugins/doc_fragments/)" % fragment)
+    return text.strip("\n") + "\n"
+
+
+def return_fragments_written(text):
+    """The RETURN fragments ``text`` (a module's source) holds a copy of: ``[(fragment, copy), ...]`` in order."""
+    return [(match.group("fragment"), match.group("body")) for match in _RETURN_BLOCK.finditer(text)]
+
+
+def module_with_return_fragments(path):
+    """The text of the module ``path`` with each RETURN fragment it names written again from the fragment."""
+    text = read(path)
+
+    def write_again(match):
+        fragment = match.group("fragment")
+        return "%s\n%s%s\n" % (RETURN_BEGIN % fragment, fragment_return(fragment), RETURN_END % fragment)
+
+    return _RETURN_BLOCK.sub(write_again, text)
 
 
 def ansible_doc(names):
@@ -453,6 +499,9 @@ def generate(check=False):
     if read(CONNECTION_FRAGMENT) != outputs[CONNECTION_FRAGMENT] and not check:
         # The modules' docs below are read from it.
         write(CONNECTION_FRAGMENT, outputs[CONNECTION_FRAGMENT])
+    for name in names:
+        path = os.path.join(MODULES_DIR, name + ".py")
+        outputs[path] = module_with_return_fragments(path)
     outputs[MODULES_MD] = modules_markdown(ansible_doc(names), connection_option_names())
     for role in role_names():
         path = os.path.join(ROLES_DIR, role, "README.md")

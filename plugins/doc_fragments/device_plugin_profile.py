@@ -98,7 +98,8 @@ options:
     default: 300
 """
 
-    # What both profile modules return about the profile (RETURN fragment).
+    # What both profile modules return about the profile: tools/gen_docs.py writes it into their RETURN (an extended
+    # RETURN fragment breaks ansible-doc before 2.20, ansible/ansible#85644).
     RETURN = r"""
 config_map:
   description: The device-plugin ConfigMap.

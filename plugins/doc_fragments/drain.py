@@ -8,7 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # GPU-pod safety: what the modules that can drain nodes (gpu_mig_config, gpu_reset) return about it.
+    # GPU-pod safety: what the modules that can drain nodes return about it, written into their RETURN by
+    # tools/gen_docs.py (an extended RETURN fragment breaks ansible-doc before 2.20, ansible/ansible#85644).
     # Each module documents its own drain option, since what it changes on the nodes differs.
     RETURN = r"""
 evicted:

@@ -24,7 +24,8 @@ options:
     type: str
 """
 
-    # What every module that found the operator returns about it (RETURN fragment).
+    # What every module that found the operator returns about it: tools/gen_docs.py writes it into their RETURN (an
+    # extended RETURN fragment breaks ansible-doc before 2.20, ansible/ansible#85644).
     RETURN = r"""
 cluster_policy:
   description: Name of the ClusterPolicy used.

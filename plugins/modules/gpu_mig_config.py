@@ -206,9 +206,30 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-extends_documentation_fragment:
-  - gpushare.k8s.operator
-  - gpushare.k8s.drain
+# BEGIN RETURN FRAGMENT gpushare.k8s.operator: make docs writes it from the fragment, edit that
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+# END RETURN FRAGMENT gpushare.k8s.operator
+# BEGIN RETURN FRAGMENT gpushare.k8s.drain: make docs writes it from the fragment, edit that
+evicted:
+  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
+  returned: always
+  type: dict
+  sample: {"gpu-a100-0": ["team-a/trainer-0"]}
+cordoned:
+  description: Nodes cordoned for the change (and uncordoned after it succeeded).
+  returned: always
+  type: list
+  elements: str
+# END RETURN FRAGMENT gpushare.k8s.drain
 mig_config:
   description: The MIG configuration the nodes are labelled with (I(config), or I(config_name) for a layout).
   returned: always

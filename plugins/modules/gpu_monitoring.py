@@ -44,8 +44,18 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-extends_documentation_fragment:
-  - gpushare.k8s.operator
+# BEGIN RETURN FRAGMENT gpushare.k8s.operator: make docs writes it from the fragment, edit that
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+# END RETURN FRAGMENT gpushare.k8s.operator
 monitoring:
   description: The fields asked for (dotted under C(spec)) and their value after the task.
   returned: always

@@ -80,8 +80,18 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-extends_documentation_fragment:
-  - gpushare.k8s.operator
+# BEGIN RETURN FRAGMENT gpushare.k8s.operator: make docs writes it from the fragment, edit that
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+# END RETURN FRAGMENT gpushare.k8s.operator
 nodes:
   description:
     - Per node, the pod and container the commands ran in, what they listed, and C(error) when the node

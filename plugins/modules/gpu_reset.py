@@ -114,9 +114,30 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-extends_documentation_fragment:
-  - gpushare.k8s.operator
-  - gpushare.k8s.drain
+# BEGIN RETURN FRAGMENT gpushare.k8s.operator: make docs writes it from the fragment, edit that
+cluster_policy:
+  description: Name of the ClusterPolicy used.
+  returned: always
+  type: str
+  sample: gpu-cluster-policy
+namespace:
+  description: Namespace of the GPU Operator's operands.
+  returned: always
+  type: str
+  sample: nvidia-gpu-operator
+# END RETURN FRAGMENT gpushare.k8s.operator
+# BEGIN RETURN FRAGMENT gpushare.k8s.drain: make docs writes it from the fragment, edit that
+evicted:
+  description: Per node, the GPU pods evicted by I(drain) (in check mode, those that would be).
+  returned: always
+  type: dict
+  sample: {"gpu-a100-0": ["team-a/trainer-0"]}
+cordoned:
+  description: Nodes cordoned for the change (and uncordoned after it succeeded).
+  returned: always
+  type: list
+  elements: str
+# END RETURN FRAGMENT gpushare.k8s.drain
 config_map:
   description: The device-plugin ConfigMap.
   returned: when I(restore=false)

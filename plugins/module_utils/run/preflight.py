@@ -19,7 +19,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     detect_platform,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight.checks import (
     ERROR,
     finding,
     preflight,

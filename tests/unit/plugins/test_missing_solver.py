@@ -13,9 +13,24 @@ import io
 import json
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from ansible.module_utils import basic
 
 from ansible_collections.gpushare.k8s.plugins.modules import gpu_sharing_plan
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except (
+    ImportError
+):  # before ansible-core 2.19 (tools/oldest_core_units.py runs this on 2.16): where AnsibleModule reads
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps(dict(ANSIBLE_MODULE_ARGS=args)).encode()
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 
 def test_without_highspy_the_module_says_what_to_install(monkeypatch):

@@ -20,7 +20,6 @@ from k8s_objects import (
 )
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan import preflight as pf
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
     AutoscalingRequest,
     never_matching_reason,
@@ -30,6 +29,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import SCALEWAY, VKS, machineset_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import checks as pf
 
 NS = "openshift-machine-api"
 

@@ -12,8 +12,8 @@ import json
 from k8s_objects import cluster_policy, t4_node
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.hami import registered_devices
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan import preflight as pf
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import checks as pf
 
 # hami.io/node-nvidia-register as HAMi v2.9.0's device plugin writes it for one T4 split 10 ways.
 T4_SPLIT_10 = [

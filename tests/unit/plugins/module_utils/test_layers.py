@@ -36,10 +36,18 @@ def module_names():
     for folder, _dirs, files in os.walk(MODULE_UTILS):
         for name in files:
             path = os.path.join(folder, name)
-            if name == "__init__.py" and os.path.getsize(path):  # a package with code of its own (plan/preflight)
-                yield os.path.relpath(folder, MODULE_UTILS).replace(os.sep, "."), path
-            elif name.endswith(".py") and name != "__init__.py":
+            if name.endswith(".py") and name != "__init__.py":
                 yield os.path.relpath(path, MODULE_UTILS)[:-3].replace(os.sep, "."), path
+
+
+def test_packages_have_no_code_of_their_own():
+    """ansible-test 2.16's empty-init sanity test (2.16 is the oldest core meta/runtime.yml claims) wants every
+    module_utils ``__init__.py`` empty: a package's code goes in a module of it (plan/preflight/checks.py)."""
+    inits = [
+        os.path.join(folder, "__init__.py") for folder, _dirs, files in os.walk(MODULE_UTILS) if "__init__.py" in files
+    ]
+
+    assert inits and [path for path in inits if os.path.getsize(path)] == []
 
 
 def imports_of(path):

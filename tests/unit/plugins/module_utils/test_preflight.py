@@ -32,7 +32,7 @@ from k8s_objects import (
     t4_time_sliced,
 )
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan import preflight as pf
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import checks as pf
 
 NFD_PCI = {"feature.node.kubernetes.io/pci-10de.present": "true"}
 VALIDATOR = "nvidia-operator-validator"
