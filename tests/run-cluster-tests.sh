@@ -46,9 +46,10 @@ mkdir -p "$OUT" "$CLUSTERS"
 # openshift-mig).
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py
     tests/integration/test_action_group.py tests/integration/test_eda_autoplan_over_time.py"
-# The playbooks and the rbac role through ansible-playbook: beside the openshift Molecule scenario, the other job that
-# drives the controller.
-PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py"
+# The playbooks and the rbac role through ansible-playbook (a role and the sharing plan on the oldest core too):
+# beside the openshift Molecule scenario, the other job that drives the controller.
+PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py
+    tests/integration/test_oldest_core.py"
 # The local Helm charts and what the simulator makes of them (testbed/charts/): on the vks fleet only.
 HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own, needs none of the job's: in the fleet job, after the fleet's clusters stop

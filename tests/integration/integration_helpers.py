@@ -399,9 +399,12 @@ def run_plays(cluster, playbook, env=None, check=False):
     return results, report, stderr
 
 
-def run_playbook(cluster, playbook, *args, inventory="localhost,", env=None, timeout=1800):
+def run_playbook(
+    cluster, playbook, *args, inventory="localhost,", env=None, timeout=1800, ansible_playbook=ANSIBLE_PLAYBOOK
+):
     """``ansible-playbook playbooks/<playbook> <args>`` against ``cluster`` (its admin kubeconfig; None: each
-    inventory host names its cluster) with ansible.posix's json callback: (exit code, the JSON report, stderr)."""
+    inventory host names its cluster) with ansible.posix's json callback: (exit code, the JSON report, stderr);
+    ``ansible_playbook``, another ansible-core's (the oldest one claimed)."""
     run_env = (
         module_env(cluster, env) if cluster is not None else dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH)
     )
@@ -411,7 +414,7 @@ def run_playbook(cluster, playbook, *args, inventory="localhost,", env=None, tim
         ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_CONFIG=os.path.join(REPO, "tests", "ansible.cfg")
     )
     completed = subprocess.run(
-        [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO, "playbooks", playbook)] + list(args),
+        [ansible_playbook, "-i", inventory, os.path.join(REPO, "playbooks", playbook)] + list(args),
         env=run_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
