@@ -2,31 +2,92 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpushare.k8s.gpu_demand: an ansible-rulebook event source that gives one event per settled change of the GPU
-demand no node can hold (docs/EDA.md).
+demand no node can hold (DOCUMENTATION below, docs/EDA.md). The decisions live in
+plugins/module_utils/plan/gpu_demand.py (unit-tested); this file only runs the watches, in threads of their own since
+the Kubernetes client blocks, hands what they see to it, and hands its events to ansible-rulebook."""
 
-It follows the pods the scheduler found unschedulable that request ``nvidia.com/gpu``, ``nvidia.com/gpu.shared`` or
-``nvidia.com/mig-*``, and the GPU nodes, each with a LIST then a watch from its resourceVersion (a fresh LIST after
-410 Gone or a dropped stream). A burst of changes gives one event once nothing changed for ``settle_seconds`` (at the
-latest ``longest_settle_seconds`` after its first change); an event comes only when more pods wait for some pool
-and resource than in the last event, or when GPU nodes joined, left or changed pool while pods wait; never sooner
-than ``cool_down_seconds`` after the last one.
+# As ansible.eda documents its sources; tests/unit/extensions/eda/test_gpu_demand_source.py keeps the options equal
+# to the argument spec the source checks its args with (GPU_DEMAND_ARG_SPEC and the connection options).
+DOCUMENTATION = r"""
+---
+short_description: Give an event when GPU pods wait for resources no node has
+description:
+  - An ansible-rulebook event source. It follows the pods the scheduler found unschedulable (C(PodScheduled) False,
+    reason C(Unschedulable)) that request C(nvidia.com/gpu), C(nvidia.com/gpu.shared) or C(nvidia.com/mig-*), and
+    the GPU nodes, each with a LIST then a watch from its resourceVersion (a fresh LIST after 410 Gone, a dropped
+    stream or an API server that cannot be reached).
+  - A burst of changes gives one event once nothing changed for I(settle_seconds) (at the latest
+    I(longest_settle_seconds) after its first change). An event comes only when more pods wait for some pool and
+    resource than in the last event, or when GPU nodes joined, left or changed pool while pods wait; never sooner
+    than I(cool_down_seconds) after the last one. So an unservable demand gives one event, not one per window.
+  - 'The event: C({"gpu_demand": {"pool_label", "demand": {pool: {resource: count}}, "pods": [{namespace, name,
+    pool, requests, reason}], "gpu_nodes": {pool: [names]}, "reason", "fingerprint"}}). A pool is a value of the
+    pool label, or C(*): any pool (pods that name none, nodes without the label, everything without I(pool_label)).
+    No key of an event is ever empty: ansible-rulebook 1.3.2 cannot read an empty key.'
+  - The connection options and their C(K8S_AUTH_*) environment variables are kubernetes.core's, as the collection's
+    modules take them. The source needs C(list) and C(watch) on pods and nodes (the rbac role's gpushare-viewer).
+  - The source needs ansible-core, kubernetes.core and the C(kubernetes) Python library beside ansible-rulebook; it
+    finds the collections where Ansible does (C(ANSIBLE_COLLECTIONS_PATH), ansible.cfg, the default paths).
+extends_documentation_fragment:
+  - gpushare.k8s.k8s_auth_options
+options:
+  pool_label:
+    description:
+      - The node label that names pools (C(k8s.scaleway.com/pool-name) on Kapsule). A pod's pool is its
+        C(nodeSelector)'s value of it.
+      - Without it, one pool, C(*).
+    type: str
+  node_selector:
+    description:
+      - The label selector of the GPU nodes.
+    type: str
+    default: nvidia.com/gpu.present=true
+  settle_seconds:
+    description:
+      - The quiet time, in seconds, that ends a burst of changes.
+    type: float
+    default: 10.0
+  longest_settle_seconds:
+    description:
+      - The longest a burst is waited for, in seconds from its first change, so that a steady trickle of changes
+        still gives an event. At least I(settle_seconds).
+    type: float
+    default: 60.0
+  cool_down_seconds:
+    description:
+      - The least time, in seconds, between two events. An event due earlier comes at the cool-down's end, with the
+        demand as it is then.
+    type: float
+    default: 60.0
+  handoff_timeout_seconds:
+    description:
+      - How long, in seconds, an event may wait for ansible-rulebook to take it. Past that, ansible-rulebook's event
+        reader has stopped and no new demand would be planned; the source logs it and ends ansible-rulebook with
+        status 1, for its supervisor (EDA controller's restart policy, systemd) to start it again.
+    type: float
+    default: 300.0
+"""
 
-Args (a rulebook's source args):
-  pool_label: the node label naming pools (a pod's pool is its nodeSelector's value of it; none: any pool, ``*``)
-  node_selector: which nodes are GPU nodes (default nvidia.com/gpu.present=true)
-  settle_seconds (10), longest_settle_seconds (60), cool_down_seconds (60)
-  handoff_timeout_seconds (300): an event ansible-rulebook has not taken by then ends ansible-rulebook with status 1
-    and says why (its event reader stopped: nothing would be planned any more)
-  kubeconfig, context, host, api_key, username, password, validate_certs, ca_cert, client_cert, client_key, proxy,
-  no_proxy, proxy_headers, persist_config, impersonate_user, impersonate_groups: as the collection's modules take
-  them, with the same K8S_AUTH_* environment variables (kubernetes.core's).
-
-The event: ``{"gpu_demand": {"pool_label", "demand": {pool: {resource: count}}, "pods": [{namespace, name, pool,
-requests, reason}], "gpu_nodes": {pool: [names]}, "reason", "fingerprint"}}``, where a pool is a value of the pool
-label or ``*`` (any pool; never an empty key, which ansible-rulebook cannot read).
-
-The decisions live in plugins/module_utils/plan/gpu_demand.py (unit-tested); this file only runs the watches, in
-threads of their own since the Kubernetes client blocks, and hands what they see to it."""
+EXAMPLES = r"""
+# The collection's rulebook, gpushare.k8s.gpu_autoplan, runs this source and the sharing-plan playbook.
+- name: Plan the GPU sharing layout when GPU pods wait
+  hosts: all
+  execution_strategy: sequential
+  sources:
+    - name: unschedulable GPU pods
+      gpushare.k8s.gpu_demand:
+        pool_label: k8s.scaleway.com/pool-name
+        settle_seconds: 10
+        cool_down_seconds: 60
+  rules:
+    - name: Plan and apply the layout the waiting pods need
+      condition: event.gpu_demand is defined
+      action:
+        run_playbook:
+          name: gpushare.k8s.sharing_plan
+          extra_vars:
+            sharing_plan_pool_label: "{{ event.gpu_demand.pool_label }}"
+"""
 
 import asyncio
 import logging

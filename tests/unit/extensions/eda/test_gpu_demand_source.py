@@ -4,14 +4,19 @@
 """The gpu_demand event source loads as ansible-rulebook loads it (``runpy.run_path`` of the file that
 ``ansible-galaxy collection list`` found) wherever Ansible's collection paths put this collection and kubernetes.core:
 each under its own entry of ``ANSIBLE_COLLECTIONS_PATH``, named with or without its ``ansible_collections`` folder
-(issue 37). Its watches and hand-off run against the real API server and the real ansible-rulebook
-(tests/integration/test_eda_*.py)."""
+(issue 37); its DOCUMENTATION says what its argument spec takes, and its EXAMPLES pass ansible-rulebook's schema. Its
+watches and hand-off run against the real API server and the real ansible-rulebook (tests/integration/test_eda_*.py)."""
 
+import ast
 import os
 import subprocess
 import sys
 
 import pytest
+import yaml
+from ansible_rulebook.validators import Validate
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import GPU_DEMAND_ARG_SPEC
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
 KUBERNETES_CORE = os.path.join(REPO, ".build", "ansible_collections", "kubernetes", "core")
@@ -59,3 +64,31 @@ def test_without_that_entry_kubernetes_core_is_missing(apart):
     env["ANSIBLE_COLLECTIONS_PATH"] = str(tmp_path / "ours")
     loaded = load(tmp_path, env)
     assert loaded.returncode == 1 and "No module named 'ansible_collections.kubernetes'" in loaded.stderr
+
+
+def source_string(name):
+    with open(os.path.join(REPO, SOURCE)) as stream:
+        tree = ast.parse(stream.read())
+    [value] = [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [target.id for target in node.targets] == [name]
+    ]
+    return value
+
+
+def test_the_documented_options_are_the_ones_the_source_takes():
+    documentation = yaml.safe_load(source_string("DOCUMENTATION"))
+    # The connection options: the modules' fragment, which tests/unit/test_connection_fragment.py keeps equal to them.
+    assert documentation["extends_documentation_fragment"] == ["gpushare.k8s.k8s_auth_options"]
+    documented = documentation["options"]
+    assert set(documented) == set(GPU_DEMAND_ARG_SPEC)
+    for name, spec in GPU_DEMAND_ARG_SPEC.items():
+        assert (documented[name]["type"], documented[name].get("default")) == (
+            spec.get("type", "str"),
+            spec.get("default"),
+        ), name
+
+
+def test_the_example_is_a_rulebook_ansible_rulebook_accepts():
+    Validate.rulebook(yaml.safe_load(source_string("EXAMPLES")))
