@@ -1,9 +1,10 @@
-"""The autopilot as users run it, over time (issue 37): ansible-rulebook from PyPI runs gpushare.k8s.gpu_autoplan
-with every variable at its default (no pool label, a 10 s settle time, a 60 s cool-down, apply on, no moves) against
-the local OpenShift cluster (two H100 nodes of eight GPUs, two A100-40GB nodes of two, none partitioned), while waves
-of pods asking for MIG instances no GPU has come one after the other, and pods end: each wave for a node no pod runs
-on at the time (with moves off, a plan changes no node where GPU pods run). Each wave must lead to its plan and run where the hardware allows;
-plans are counted from the playbooks that ran (their play in ansible-rulebook's output), not from the source's log.
+"""The autopilot as users run it, over time (issue 37): ansible-rulebook from PyPI runs gpushare.k8s.gpu_autoplan with
+every variable at its default (no pool label, a 10 s settle time, a 60 s cool-down, apply on, no moves) against the
+local OpenShift cluster (two H100 nodes of eight GPUs, two A100-40GB nodes of two, none partitioned), while waves of
+pods asking for MIG instances no GPU has come one after the other, and pods end: each wave for a node no pod runs on at
+the time (with moves off, a plan changes no node where GPU pods run). Each wave must lead to its plan and run where the
+hardware allows; plans are counted from the playbooks that ran (their play in ansible-rulebook's output), not from the
+source's log.
 
 Without a pool label every event names the pool ``*``: before issue 37 it was the empty string, and ansible-rulebook
 1.3.2 read the first event, then never another one. test_eda_autoplan.py runs the rulebook with Kapsule's pool label.

@@ -1,15 +1,16 @@
 """The gpu_demand event source (issue 30) and the watch it runs on (``kube/wait.follow_forever``) against the real API
-server when the path to it fails: a watch cut mid-stream, an expired one (410), one the server ends, a LIST that
-fails, and a restart of the kube-apiserver itself.
+server when the path to it fails: a watch cut mid-stream, an expired one (410), one the server ends, a LIST that fails,
+and a restart of the kube-apiserver itself.
 
 The source runs in this process as ansible-rulebook runs it (its ``main(queue, args)`` coroutine on a loop of its own,
-given ansible-rulebook's own queue: ``engine.FilteredQueue`` over an ``asyncio.Queue(1)``), connected through the fault-injecting proxy of fault_proxy.py or straight to the API
-server; what it puts on the queue is compared with the demand changes the test made: exactly one event per change,
-none lost, none repeated. Each test ends on a change that gives no event (the pods deleted), which the source logs
-when its window closes: every event of the changes before it was given by then.
+given ansible-rulebook's own queue: ``engine.FilteredQueue`` over an ``asyncio.Queue(1)``), connected through the fault-
+injecting proxy of fault_proxy.py or straight to the API server; what it puts on the queue is compared with the demand
+changes the test made: exactly one event per change, none lost, none repeated. Each test ends on a change that gives no
+event (the pods deleted), which the source logs when its window closes: every event of the changes before it was given
+by then.
 
-The Kapsule fleet (three idle H100 nodes, whole GPUs): pods asking for MIG instances wait, unschedulable, for as long
-as nobody plans (nothing here does).
+The Kapsule fleet (three idle H100 nodes, whole GPUs): pods asking for MIG instances wait, unschedulable, for as long as
+nobody plans (nothing here does).
 """
 
 import asyncio
