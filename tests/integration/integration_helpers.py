@@ -100,6 +100,17 @@ class Cluster(object):
         with open(self.kubeconfig) as kubeconfig_file:
             return json.load(kubeconfig_file)["clusters"][0]["cluster"]["server"]
 
+    def restart_apiserver(self):
+        """``testbed/cluster.py restart-apiserver``: its watches end, connections are refused until it serves again."""
+        restart = subprocess.run(
+            [sys.executable, os.path.join(REPO, "testbed", "cluster.py"), "restart-apiserver"],
+            env=dict(os.environ, GPUSHARE_CLUSTER_DIR=self.dir),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert restart.returncode == 0, restart.stdout + restart.stderr
+
     def api_client(self):
         """An admin ApiClient (client certificate) whose requests the audit counts leave out."""
         configuration = client.Configuration()

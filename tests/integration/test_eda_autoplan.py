@@ -9,8 +9,6 @@ cool-down times (moves stay off: nothing runs on the GPUs, so partitioning them 
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -84,23 +82,12 @@ def test_pods_asking_for_mig_instances_no_node_has_run_after_exactly_one_plan_an
 
     # The kube-apiserver restarts (the source's watches end, connections are refused until it serves again); pods
     # that come then are planned as well.
-    restart_apiserver(cluster)
+    cluster.restart_apiserver()
     create_pods(api_client, namespace, [mig_pod("late-%d" % n, "1g.10gb") for n in range(3)])
     wait_for_pods(api_client, namespace, running=len(FIRST_WAVE) + 5, waiting=0, timeout=PLANS_TIMEOUT)
     output = rulebook.wait_for(NOTHING_WAITS, count=4, timeout=COOL_DOWN_SECONDS + 3 * SETTLE_SECONDS)
     assert rulebook.plans() == 3, output
     assert output.count("failed=0") == 3
-
-
-def restart_apiserver(cluster):
-    restart = subprocess.run(
-        [sys.executable, os.path.join(REPO, "testbed", "cluster.py"), "restart-apiserver"],
-        env=dict(os.environ, GPUSHARE_CLUSTER_DIR=cluster.dir),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert restart.returncode == 0, restart.stdout + restart.stderr
 
 
 def test_with_apply_off_the_plan_is_shown_and_nothing_is_written(api_client, namespace, start_rulebook, audit_writes):

@@ -13,7 +13,6 @@ Without a pool label every event names the pool ``*``: before issue 37 it was th
 import pytest
 from kubernetes import client
 from rulebook import Rulebook, install_java
-from test_eda_autoplan import restart_apiserver
 from workloads import create_pods, mig_pod, wait_for_pods
 
 pytestmark = pytest.mark.profiles("openshift")
@@ -49,7 +48,7 @@ def test_every_wave_of_demand_leads_to_its_plan_with_the_rulebooks_defaults(clus
 
         # 4. The kube-apiserver restarts; then four pods of 3g.20gb, an A100-40GB profile: planned, they run. (Moves
         # are off by default: a MIG change stops the GPU pods of its node, so a plan now changes no H100 node.)
-        restart_apiserver(cluster)
+        cluster.restart_apiserver()
         wave(api_client, namespace, "after-restart", "3g.20gb", 4)
         wait_for_pods(api_client, namespace, running=14, waiting=3, timeout=WAVE_TIMEOUT)
         assert rulebook.plans() == 4

@@ -15,16 +15,13 @@ nobody plans (nothing here does).
 
 import asyncio
 import logging
-import os
-import subprocess
-import sys
 import threading
 import uuid
 
 import pytest
 from ansible_rulebook.engine import FilteredQueue
 from fault_proxy import Fault, Sleeps, kube_api, node_list, node_watch
-from integration_helpers import REPO, labels
+from integration_helpers import labels
 from kubernetes import client
 from workloads import KAPSULE_POOL_LABEL, create_pods, mig_pod, wait_for_pods
 
@@ -227,14 +224,7 @@ def test_a_restarted_api_server_gives_no_repeated_event_and_loses_no_new_pod(
     create_pods(api_client, namespace, [mig_pod(name, "1g.10gb") for name in first])
     source.timeline.wait(lambda timeline: timeline.events(), "first event")
 
-    restart = subprocess.run(
-        [sys.executable, os.path.join(REPO, "testbed", "cluster.py"), "restart-apiserver"],
-        env=dict(os.environ, GPUSHARE_CLUSTER_DIR=cluster.dir),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert restart.returncode == 0, restart.stdout + restart.stderr
+    cluster.restart_apiserver()
     second = ["second-%d" % n for n in range(5)]
     create_pods(api_client, namespace, [mig_pod(name, "2g.20gb") for name in second])
     source.timeline.wait(lambda timeline: len(timeline.events()) >= 2, "second event")
