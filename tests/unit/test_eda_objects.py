@@ -6,6 +6,7 @@ against the argument spec of its ansible.eda module, every object against what e
 controller's rulebook against the one ansible-rulebook runs alone. Neither ansible.eda nor eda-server can be installed
 here: their rules are carried (tests/unit/data/eda/README.md names the sources and commits)."""
 
+import ast
 import json
 import os
 import re
@@ -217,6 +218,18 @@ def test_the_activation_names_what_the_playbook_makes_and_eda_controller_accepts
 def test_the_rulebook_passes_ansible_rulebooks_own_schema(name):
     # ansible-rulebook 1.3.2 (requirements-dev.txt; the DE's), as it checks a rulebook before running it.
     Validate.rulebook(load_rulebook(name))
+
+
+def test_the_event_sources_example_passes_ansible_rulebooks_own_schema():
+    path = os.path.join(ROOT, "extensions", "eda", "plugins", "event_source", "gpu_demand.py")
+    with open(path) as stream:
+        tree = ast.parse(stream.read())
+    [example] = [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [target.id for target in node.targets] == ["EXAMPLES"]
+    ]
+    Validate.rulebook(yaml.safe_load(example))
 
 
 def test_the_controllers_rulebook_is_the_standalone_one_but_for_its_action():
