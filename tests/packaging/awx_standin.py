@@ -19,12 +19,26 @@ file. What awxkit's import relies on is modelled as AWX serves it:
   ``JobTemplate``, awx/main/models/base.py ``PrimordialModel.validate_unique``). A duplicate gets AWX's answer: 400
   with the messages keyed by field, or ``__all__`` (BaseSerializer.validate in awx/api/serializers.py).
 
-What is not modelled, because the import does not depend on it: authentication (any bearer token is accepted), RBAC,
-project updates (a project is ``successful`` at once, where AWX clones it first; awxkit waits for that) and the
-check that a job template's playbook is in its project, and the types the file does not use (their lists are
-read-only and empty here: awxkit imports nothing into them).
+- Behind Automation Platform 2.5's and 2.6's platform gateway (``AwxStandIn(prefix="controller")``): the gateway routes
+  ``/api/controller/`` to the controller with the path unchanged, and the controller, whose
+  ``OPTIONAL_API_URLPATTERN_PREFIX`` is ``controller``, answers there with the same API (awx/settings/defaults.py;
+  awx/main/middleware.py ``OptionalURLPrefixPath`` gives such a request the URL patterns of
+  ``awx/urls.py get_urlpatterns(prefix)``, so every URL it builds, ``url``, ``related`` and the version root's lists,
+  starts with ``/api/controller/v2/``). ``/api/controller/`` is AWX's ``ApiRootView`` under the prefix:
+  ``current_version`` ``/api/controller/v2/`` and no ``oauth2`` link (awx/api/views/root.py,
+  ``is_optional_api_urlpattern_prefix_request``). Only that prefix is served: a client of the gateway reaches
+  nothing else of the controller. What the gateway itself answers elsewhere (its own API is ``/api/gateway/``) is
+  not modelled; here it is a 404, so that a request that leaves the prefix fails the import. ``paths`` records
+  every path requested, for the test to check.
+
+What is not modelled, because the import does not depend on it: authentication (any bearer token is accepted; behind
+the gateway, the gateway checks the token and forwards a JWT the controller trusts), RBAC, project updates (a project
+is ``successful`` at once, where AWX clones it first; awxkit waits for that) and the check that a job template's
+playbook is in its project, and the types the file does not use (their lists are read-only and empty here: awxkit
+imports nothing into them).
 
     server = AwxStandIn(); server.start(); ...; server.stop()    # server.url: http://127.0.0.1:<port>
+    AwxStandIn(prefix="controller")                               # the API under /api/controller/, as the gateway
 """
 
 import itertools
@@ -34,7 +48,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
-V2 = "/api/v2/"
 # awx/api/views/root.py ApiVersionRootView: the resources of /api/v2/ (list endpoints; awxkit maps each to a page).
 ROOT_RESOURCES = {
     "ping": "ping/",
@@ -325,7 +338,8 @@ class ApiError(Exception):
 class Store(object):
     """The objects, by list path then id, behind one lock (each request comes on a thread of its own)."""
 
-    def __init__(self):
+    def __init__(self, v2):
+        self.v2 = v2  # where the API's version 2 is served: /api/v2/, or /api/<prefix>/v2/
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.objects = {path: {} for path in MODELS}
@@ -349,13 +363,13 @@ class Store(object):
 
     def render(self, path, pk):
         model, values = MODELS[path], self.find(path, pk)
-        url = V2 + path + "%d/" % pk
+        url = self.v2 + path + "%d/" % pk
         related = {}
         for name, spec in model.fields.items():
             if spec["type"] == "id" and values.get(name) is not None:
-                related[name] = V2 + spec["target"] + "%d/" % values[name]
+                related[name] = self.v2 + spec["target"] + "%d/" % values[name]
         if model.organization_from and self.organization(model, values) is not None:
-            related["organization"] = V2 + "organizations/%d/" % self.organization(model, values)
+            related["organization"] = self.v2 + "organizations/%d/" % self.organization(model, values)
         for name, _, _ in model.sublists:
             related[name] = url + name + "/"
         data = {"id": pk, "type": model.kind, "url": url, "related": related, "summary_fields": {}}
@@ -438,9 +452,9 @@ class Store(object):
         return self.render(path, pk)
 
 
-LIST = re.compile(r"^/api/v2/([a-z_]+/)$")
-DETAIL = re.compile(r"^/api/v2/([a-z_]+/)(\d+)/$")
-SUBLIST = re.compile(r"^/api/v2/([a-z_]+/)(\d+)/([a-z_]+)/$")
+LIST = re.compile(r"^([a-z_]+/)$")
+DETAIL = re.compile(r"^([a-z_]+/)(\d+)/$")
+SUBLIST = re.compile(r"^([a-z_]+/)(\d+)/([a-z_]+)/$")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -471,16 +485,26 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v for k, v in parse_qsl(parts.query) if k not in ("page", "page_size", "order_by")}
         try:
             with store.lock:
+                self.server.paths.append(parts.path)
                 status, body, allow = self.route(store, method, parts.path, query)
         except ApiError as error:
             status, body, allow = error.status, error.body, None
         self.answer(status, body, allow)
 
     def route(self, store, method, path, query):
-        if path == "/api/":
-            return 200, {"description": "AWX REST API", "current_version": V2, "available_versions": {"v2": V2}}, None
-        if path == V2:
-            return 200, {name: V2 + sub for name, sub in ROOT_RESOURCES.items()}, None
+        root, v2 = self.server.root, store.v2
+        if path == root:
+            # ApiRootView: oauth2 only without the prefix; CUSTOM_LOGO and the others are "" by default.
+            body = {"description": "AWX REST API", "current_version": v2, "available_versions": {"v2": v2}}
+            if root == "/api/":
+                body["oauth2"] = "/api/o/"
+            body.update(custom_logo="", custom_login_info="", login_redirect_override="")
+            return 200, body, None
+        if path == v2:
+            return 200, {name: v2 + sub for name, sub in ROOT_RESOURCES.items()}, None
+        if not path.startswith(v2):
+            raise ApiError(404 if method in ("GET", "OPTIONS") else 405, {"detail": "Not found."})
+        path = path[len(v2) :]
         match = LIST.match(path)
         if match and match.group(1) in MODELS:
             return self.on_list(store, method, match.group(1), query)
@@ -545,9 +569,16 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class AwxStandIn(object):
-    def __init__(self):
+    """AWX's API at ``url``: under ``/api/``, or with ``prefix`` under ``/api/<prefix>/`` only, as the platform gateway
+    serves the controller's (``prefix="controller"``)."""
+
+    def __init__(self, prefix=None):
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.store = Store()
+        self.root = "/api/%s/" % prefix if prefix else "/api/"
+        self.httpd.root = self.root
+        self.httpd.store = Store(self.root + "v2/")
+        self.httpd.paths = []
+        self.paths = self.httpd.paths
         self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -1,7 +1,10 @@
 """awx/gpushare-k8s.yml imported twice in a row with the AWX CLI, as docs/AWX.md tells users to (``awx -f yaml
 import``, awxkit 24.6.1 from tools/awxkit_venv.py), into a stand-in for AWX's API built from AWX's own source
 (awx_standin.py: its types, fields, natural keys and uniqueness are AWX 24.6.1's). Both runs exit 0, and AWX then
-holds each object of the file once, as the file says (issue 29: the second import used to fail on a duplicate).
+holds each object of the file once, as the file says (issue 29: the second import used to fail on a duplicate). The
+same through Automation Platform 2.5's platform gateway, which serves the controller's API under ``/api/controller/``:
+awxkit told so by ``AWXKIT_API_BASE_PATH``, as docs/AWX.md says, against the stand-in served under that prefix only
+(issue 38).
 """
 
 import copy
@@ -33,19 +36,26 @@ def awx_cli():
 
 
 @pytest.fixture
-def awx():
-    server = AwxStandIn()
+def awx(request):
+    """The stand-in; parametrized indirectly with a prefix, under /api/<prefix>/ only (the gateway's controller)."""
+    server = AwxStandIn(prefix=getattr(request, "param", None))
     server.start()
     yield server
     server.stop()
 
 
 def awx_import(awx_cli, awx, text):
-    """``awx --conf.host ... --conf.token ... -f yaml import < file``, as docs/AWX.md runs it; (rc, output)."""
+    """``awx --conf.host ... --conf.token ... -f yaml import < file``, as docs/AWX.md runs it; (rc, output). Behind
+    the gateway, with ``AWXKIT_API_BASE_PATH=/api/controller/`` (awxkit 24.6.1's awxkit/config.py reads it once, at
+    import; it has no ``--conf`` option for it)."""
     command = [awx_cli, "--conf.host", awx.url, "--conf.token", "a-token", "-f", "yaml", "import"]
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("AWXKIT_", "CONTROLLER_"))}
+    if awx.root != "/api/":
+        env["AWXKIT_API_BASE_PATH"] = awx.root
     completed = subprocess.run(
         command,
         input=text,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -96,24 +106,40 @@ def assert_holds(awx, item, wanted):
             assert_holds(awx, found, host)
 
 
+def snapshot(awx):
+    """Every object the file makes, as AWX serves it, with the hosts and surveys under them."""
+    state = {}
+    for path in list(LISTS.values()) + ["hosts/"]:
+        for item in get(awx, awx.root + "v2/" + path)["results"]:
+            state[item["url"]] = item
+            if "survey_spec" in item["related"]:
+                state[item["related"]["survey_spec"]] = get(awx, item["related"]["survey_spec"])
+    return state
+
+
+@pytest.mark.parametrize("awx", [None, "controller"], ids=["awx", "gateway"], indirect=True)
 def test_the_awx_file_imports_twice_in_a_row(awx_cli, awx):
+    """Straight to AWX (``/api/v2/``), and through the platform gateway (``/api/controller/v2/``, AAP 2.5 and 2.6)."""
     with open(AWX_FILE) as stream:
         text = stream.read()
     objects = yaml.safe_load(text)
     assert set(objects) == set(LISTS)
 
     first = awx_import(awx_cli, awx, text)
+    after_first = snapshot(awx)
     second = awx_import(awx_cli, awx, text)
 
     assert first[0] == 0, first[1]
     assert second[0] == 0, second[1]
+    assert snapshot(awx) == after_first  # the second import changed nothing
+    assert all(path.startswith(awx.root) for path in awx.paths), sorted(set(awx.paths))
     for key, path in LISTS.items():
-        items = get(awx, "/api/v2/" + path)["results"]
+        items = get(awx, awx.root + "v2/" + path)["results"]
         assert sorted(item["name"] for item in items) == sorted(item["name"] for item in objects[key]), key
         for wanted in objects[key]:
             (item,) = [item for item in items if item["name"] == wanted["name"]]
             assert_holds(awx, item, wanted)
-    assert [host["name"] for host in get(awx, "/api/v2/hosts/")["results"]] == ["localhost"]
+    assert [host["name"] for host in get(awx, awx.root + "v2/hosts/")["results"]] == ["localhost"]
 
 
 def test_a_natural_key_awx_cannot_match_fails_the_second_import(awx_cli, awx):
