@@ -8,9 +8,13 @@ changes), and the fleet test runs ``site.yml``'s platform detection and check mo
 ``timeslicing.yml`` only by ``gpushare_mode``."""
 
 import json
+import os
+import subprocess
 
 import pytest
-from integration_helpers import changed_hosts, labels, run_playbook
+from integration_helpers import ANSIBLE_PLAYBOOK, REPO, changed_hosts, labels, module_env, run_playbook
+
+from testbed.simulator.names import MIG_STUCK_ANNOTATION
 
 # profile -> playbook -> (its role variables, a node it changes, the strategy that node shows afterwards)
 # Booleans as an AWX survey passes them, strings ("false"): the roles must read them as booleans (issue 21).
@@ -80,3 +84,43 @@ def test_mig_on_vks_is_refused_before_any_write(cluster, audit_writes):
         if task["task"]["name"] == "Fail this cluster only"
     ]
     assert "FAILED at 'Refuse MIG, which the role does not do on VKS'" in message and "not MIG" in message, message
+
+
+@pytest.mark.profiles("openshift")
+def test_a_mig_change_shows_the_nodes_still_pending_round_after_round(cluster, kube):
+    """Issue 38: a MIG change without a drain is waited for in rounds (sharing_progress_seconds), each naming the nodes
+    still pending, so that a job's output shows progress. gpu-h100-1's mig-manager stays pending (gpu-operator
+    #2833, the simulator's mig-stuck) until, two rounds later, it is let go: the next round sees both nodes done."""
+    kube.annotate_node("gpu-h100-1", {MIG_STUCK_ANNOTATION: "true"})
+    variables = {
+        "openshift_nodes": {"names": ["gpu-h100-0", "gpu-h100-1"]},
+        "openshift_mig_strategy": "mixed",
+        "openshift_mig_config": "all-1g.10gb",
+        "openshift_wait_timeout": 120,
+        "sharing_progress_seconds": 3,
+    }
+    playbook = subprocess.Popen(
+        [ANSIBLE_PLAYBOOK, "-i", "localhost,", os.path.join(REPO, "playbooks", "mig.yml")] + extra_vars(variables),
+        env=module_env(cluster, {"ANSIBLE_CONFIG": os.path.join(REPO, "tests", "ansible.cfg")}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    output, pending_rounds = [], 0
+    try:
+        for line in playbook.stdout:  # the role's rounds end by sharing_wait_timeout at the latest
+            output.append(line)
+            if line.startswith("ok: [localhost]") and "(item=gpu-h100-1)" in line:
+                pending_rounds += 1
+                if pending_rounds == 2:
+                    kube.annotate_node("gpu-h100-1", {MIG_STUCK_ANNOTATION: None})
+        assert playbook.wait(timeout=60) == 0, "".join(output)
+    finally:
+        if playbook.poll() is None:
+            playbook.kill()
+    text = "".join(output)
+    assert pending_rounds == 2, text
+    assert "TASK [gpushare.k8s.sharing : Show the nodes still pending after round 2]" in text
+    assert "nvidia.com/mig.config.state=pending" in text
+    for node in ("gpu-h100-0", "gpu-h100-1"):
+        assert labels(kube.node(node))["nvidia.com/mig.config.state"] == "success"

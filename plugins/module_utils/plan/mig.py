@@ -320,7 +320,11 @@ def _validate_node(request, state, configs, strategy, warnings):
         raise GpuShareError("node %s has no NVIDIA GPU" % state.name)
     # On a re-plan after a conflict, the target config pending or failed on a node the first plan checked is this
     # task's own label, written before the conflict (MigRequest.checked_nodes): the wait reports its outcome.
-    own_change = state.name in request.checked_nodes and state.mig_config == request.target_config
+    # So is a change to the very config asked for that is still under way (an earlier run that stopped waiting, the
+    # sharing role's next round): nothing to write, and its wait is what the caller wants. A failed one is refused.
+    own_change = state.mig_config == request.target_config and (
+        state.name in request.checked_nodes or state.mig_config_state in BUSY_MIG_STATES
+    )
     if state.mig_config_state == MIG_STATE_REBOOTING and not own_change:
         raise GpuShareError(
             "node %s: mig-manager is rebooting it for its previous MIG change to %s (WITH_REBOOT=true); wait for the "
