@@ -212,8 +212,8 @@ def test_every_relative_link_of_the_shipped_docs_resolves_in_the_tarball(tarball
 
 def test_a_link_to_a_file_the_tarball_lacks_is_found():
     files = {
-        "README.md": "# Title\n\n## Install it\n[a](docs/A.md) [b](docs/CONTRIBUTING.md) [c](#install-it) [d](#nowhere)\n"
-        "[e](https://example.com/x.md)\n```\n[f](not/read.md)\n```\n",
+        "README.md": "# Title\n\n## Install it\n[a](docs/A.md) [b](docs/CONTRIBUTING.md) [c](#install-it)\n"
+        "[d](#nowhere) [e](https://example.com/x.md)\n```\n[f](not/read.md)\n```\n",
         "docs/A.md": "# A\n[back](../README.md#install-it) [up](../README.md#gone)\n",
     }
     assert broken_links(set(files), files.get) == [
