@@ -22,7 +22,7 @@ help:
 	@echo "make test-ee         build the AWX EE and the EDA DE (podman), run the playbooks and the rulebook in them"
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
-	@echo "make bench           run the benchmarks (results in benchmarks/results/)"
+	@echo "make bench           run the benchmarks (results in benchmarks/results/, tables in docs/BENCHMARKS.md)"
 	@echo "make bench-planner   the layout planner at 1,000 GPU nodes (a few seconds, no cluster)"
 	@echo "make bench-eda       the autopilot: 50 waiting MIG pods to Running through the rulebook, its idle CPU"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
@@ -140,12 +140,12 @@ test-ee: venv
 bench: venv
 	bash benchmarks/run.sh
 
-# The layout planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in README.md.
+# The layout planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in docs/BENCHMARKS.md.
 bench-planner: venv
-	$(PY) benchmarks/bench_planner.py --readme
+	$(PY) benchmarks/bench_planner.py --doc
 
 # The autopilot of issue 30 alone (about 5 minutes, a cluster of its own in the state folder): rewrites its table in
-# README.md. make bench runs it too.
+# docs/BENCHMARKS.md. make bench runs it too.
 bench-eda: venv
 	bash benchmarks/run.sh eda
 

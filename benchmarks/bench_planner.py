@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the layout planner (gpu_sharing_plan's search) at scale, with no cluster:
 
-    benchmarks/bench_planner.py [--nodes 1000] [--seed 28] [--baseline 4e48f42] [--out benchmarks/results] [--readme]
+    benchmarks/bench_planner.py [--nodes 1000] [--seed 28] [--baseline 4e48f42] [--out benchmarks/results] [--doc]
 
 A fleet of ``--nodes`` GPU nodes of 8 GPUs in three pools by model (A100 80GB, H100 80GB HBM3, H200 141GB), each node
 whole, time-sliced by 4 or partitioned (NVIDIA's balanced layout, or seven 1g instances per GPU), about half of them
@@ -13,8 +13,8 @@ For each scenario: what the plan serves, moves and changes, whether the solver p
 CPU seconds (HiGHS on one thread) and the process's peak memory; beside it, what the planner before issue 28 (a DP
 up to 6 million steps, a greedy above) gave, loaded from git at ``--baseline`` (the greedy is no longer in the tree).
 
-Writes ``planner.json`` and ``planner.md``; with ``--readme`` the table also replaces the one in README.md (between
-the planner-bench markers). A measuring script, not a test: it asserts nothing.
+Writes ``planner.json`` and ``planner.md``; with ``--doc`` the table also replaces the one in docs/BENCHMARKS.md
+(between the planner-bench markers). A measuring script, not a test: it asserts nothing.
 """
 
 import argparse
@@ -49,6 +49,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program i
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 POOLS = (("a100", "A100 80GB"), ("h100", "H100 80GB HBM3"), ("h200", "H200 141GB"))
 GPUS_PER_NODE = 8
+DOC = "docs/BENCHMARKS.md"  # as benchmarks/readme_table.py's DOC
 MARKERS = ("<!-- planner-bench:start -->", "<!-- planner-bench:end -->")
 # The demand's mix in percent: 1g, 2g, 3g, 4g, 7g instances of the pool's model, and whole GPUs (nvidia.com/gpu).
 MIX = (35, 20, 20, 10, 5, 10)
@@ -190,13 +191,13 @@ def table(rows, nodes_count, peak_mib):
     return "\n".join(lines) + "\n"
 
 
-def replace_in_readme(text):
-    path = os.path.join(REPO, "README.md")
+def replace_in_doc(text):
+    path = os.path.join(REPO, DOC)
     with open(path) as handle:
-        readme = handle.read()
-    start, end = readme.index(MARKERS[0]) + len(MARKERS[0]), readme.index(MARKERS[1])
+        doc = handle.read()
+    start, end = doc.index(MARKERS[0]) + len(MARKERS[0]), doc.index(MARKERS[1])
     with open(path, "w") as handle:
-        handle.write(readme[:start] + "\n" + text + readme[end:])
+        handle.write(doc[:start] + "\n" + text + doc[end:])
 
 
 def main():
@@ -205,7 +206,7 @@ def main():
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--baseline", default=BASELINE, help="the commit whose planner is measured beside ('' none)")
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
-    parser.add_argument("--readme", action="store_true")
+    parser.add_argument("--doc", action="store_true", help="rewrite the table in %s" % DOC)
     # The module's default is 10 s of wall time for a whole plan: on a machine busy with other work that cuts proofs
     # that take a fraction of it in CPU time, which is what this measures.
     parser.add_argument("--time-limit", type=float, default=120.0, help="the solver's wall time per pool, seconds")
@@ -230,8 +231,8 @@ def main():
         json.dump(dict(rows=rows, peak_mib=peak_mib, nodes=args.nodes, seed=args.seed), handle, indent=2)
     with open(os.path.join(args.out, "planner.md"), "w") as handle:
         handle.write(text)
-    if args.readme:
-        replace_in_readme(text)
+    if args.doc:
+        replace_in_doc(text)
     print(text)
 
 

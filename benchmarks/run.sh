@@ -11,7 +11,7 @@
 # folder and ports are testbed/cluster.py's: GPUSHARE_CLUSTER_DIR, GPUSHARE_ETCD_PORT,
 # GPUSHARE_APISERVER_PORT). Results: benchmarks/results/{cluster,modules,ab}.{json,md} and summary.md
 # (git-ignored), printed at the end; the A/B and autopilot tables, with their date and machine, also replace the
-# ones in README.md (between the bench:ab and bench:eda markers).
+# ones in docs/BENCHMARKS.md (between the bench:ab and bench:eda markers).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -33,12 +33,12 @@ trap '"$PY" "$REPO/testbed/cluster.py" down >/dev/null 2>&1' EXIT
 machine="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown),\
  $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
 
-# The autopilot on a fresh Kapsule fleet; its table replaces README.md's. Returns bench_eda.py's status.
+# The autopilot on a fresh Kapsule fleet; its table replaces docs/BENCHMARKS.md's. Returns bench_eda.py's status.
 bench_eda() {
     "$PY" testbed/cluster.py down >/dev/null 2>&1
     "$PY" testbed/cluster.py up --profile scaleway --nodes "$EDA_NODES" >/dev/null
     "$PY" benchmarks/bench_eda.py --out "$OUT" >/dev/null || return $?
-    "$PY" benchmarks/readme_table.py README.md "$OUT/eda.md" "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg)" bench:eda
+    "$PY" benchmarks/readme_table.py docs/BENCHMARKS.md "$OUT/eda.md" "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg)" bench:eda
 }
 
 if [ "${1:-}" = eda ]; then
@@ -71,7 +71,7 @@ bench_eda || rc=$?
     if [ -f "$OUT/eda.md" ]; then echo; cat "$OUT/eda.md"; fi
 } > "$OUT/summary.md"
 if [ -f "$OUT/ab.md" ]; then
-    "$PY" benchmarks/readme_table.py README.md "$OUT/ab.md" "$machine"
+    "$PY" benchmarks/readme_table.py docs/BENCHMARKS.md "$OUT/ab.md" "$machine"
 fi
 cat "$OUT/summary.md"
 echo

@@ -160,6 +160,69 @@ def test_manifest_declares_version_and_dependency(tarball):
     assert manifest["dependencies"] == galaxy()["dependencies"] == {"kubernetes.core": ">=6.6.0"}
 
 
+# Markdown links, [text](target), the text possibly over several lines; fenced code blocks are not read.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
+
+
+def heading_anchors(text):
+    """The anchors GitHub (and Galaxy's renderer) gives a Markdown file's headings: lower case, spaces to hyphens,
+    punctuation but hyphens and underscores dropped."""
+    return set(
+        re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in HEADING.findall(FENCE.sub("", text))
+    )
+
+
+def broken_links(names, read_member):
+    """``(file, target)`` for each relative link of the tarball's Markdown files that names no file of the tarball, or
+    no heading of it. Absolute URLs (``scheme:``) are not fetched."""
+    broken = []
+    for name in sorted(name for name in names if name.endswith(".md")):
+        for target in LINK.findall(FENCE.sub("", read_member(name))):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue
+            path, _, fragment = target.partition("#")
+            member = os.path.normpath(os.path.join(os.path.dirname(name), path)) if path else name
+            if member not in names:
+                broken.append((name, target))
+            elif fragment and member.endswith(".md") and fragment not in heading_anchors(read_member(member)):
+                broken.append((name, target))
+    return broken
+
+
+def test_every_relative_link_of_the_shipped_docs_resolves_in_the_tarball(tarball):
+    """Galaxy and Automation Hub show README.md from the tarball (issue 38): each relative link in it, and in the
+    other Markdown files the tarball ships, names a file the tarball has (and a heading of it, for an anchor). What
+    build_ignore leaves out (docs/CONTRIBUTING.md and the other contributors' pages) is linked by its absolute URL on
+    the repository, galaxy.yml's ``repository``."""
+    with tarfile.open(tarball) as archive:
+        names = set(member.name for member in archive.getmembers() if member.isfile())
+
+        def read_member(name):
+            return archive.extractfile(name).read().decode()
+
+        assert broken_links(names, read_member) == []
+        readme = read_member("README.md")
+    relative = [target for target in LINK.findall(readme) if not re.match(r"^[a-z][a-z0-9+.-]*:", target)]
+    assert "docs/AWX.md" in relative and "docs/EDA.md" in relative  # the check above did read the README's links
+    assert "make demo" in readme and "make test" in readme  # the contributors' two commands stay (docs/CONTRIBUTING.md)
+    assert galaxy()["repository"] + "/blob/main/docs/CONTRIBUTING.md" in readme
+
+
+def test_a_link_to_a_file_the_tarball_lacks_is_found():
+    files = {
+        "README.md": "# Title\n\n## Install it\n[a](docs/A.md) [b](docs/CONTRIBUTING.md) [c](#install-it)\n"
+        "[d](#nowhere) [e](https://example.com/x.md)\n```\n[f](not/read.md)\n```\n",
+        "docs/A.md": "# A\n[back](../README.md#install-it) [up](../README.md#gone)\n",
+    }
+    assert broken_links(set(files), files.get) == [
+        ("README.md", "docs/CONTRIBUTING.md"),
+        ("README.md", "#nowhere"),
+        ("docs/A.md", "../README.md#gone"),
+    ]
+
+
 # --- the offline install ----------------------------------------------------------------------
 
 

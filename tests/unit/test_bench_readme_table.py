@@ -1,4 +1,5 @@
-"""benchmarks/readme_table.py: the README's A/B table is replaced between its markers, nothing else."""
+"""benchmarks/readme_table.py: a benchmark's table is replaced between its markers, nothing else; the tables live in
+docs/BENCHMARKS.md, where run.sh and bench_planner.py write them, and no longer in README.md (issue 38)."""
 
 import os
 import sys
@@ -7,7 +8,9 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 
-from readme_table import END, START, replace_table  # noqa: E402
+from readme_table import DOC, END, START, replace_table  # noqa: E402
+
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def test_the_table_between_the_markers_is_replaced_and_the_rest_kept():
@@ -36,3 +39,24 @@ def test_another_sections_table_is_replaced_between_its_own_markers():
             END,
         )
     )
+
+
+def read(path):
+    with open(os.path.join(REPO, path)) as stream:
+        return stream.read()
+
+
+def test_the_benchmark_doc_holds_every_tables_markers_and_the_readme_none():
+    """Each table's markers once in DOC, in order, and the writers aimed at DOC; README.md (Galaxy's page) has none."""
+    markers = [
+        "<!-- %s:%s -->" % (section, end)
+        for section in ("bench:ab", "bench:eda", "planner-bench")
+        for end in ("start", "end")
+    ]
+    doc, readme = read(DOC), read("README.md")
+    assert [doc.count(marker) for marker in markers] == [1] * len(markers)
+    assert [doc.index(marker) for marker in markers] == sorted(doc.index(marker) for marker in markers)
+    assert [marker for marker in markers if marker in readme] == []
+    assert read("benchmarks/run.sh").count("benchmarks/readme_table.py %s " % DOC) == 2
+    assert 'DOC = "%s"' % DOC in read("benchmarks/bench_planner.py")
+    assert "benchmarks/bench_planner.py --doc" in read("Makefile")
