@@ -54,21 +54,22 @@ def test_the_tag_must_be_v_and_galaxy_ymls_version_of_a_release(tmp_path):
 
 
 def test_bump_sets_the_version_and_every_name_made_from_it_but_not_the_changelogs(tmp_path):
-    write(tmp_path, "galaxy.yml", "namespace: gpushare\nversion: 1.0.0-dev0\n")
-    write(tmp_path, "awx/gpushare-k8s.yml", "image: registry.example.com/gpushare-ee:1.0.0-dev0\n")
-    write(
-        tmp_path, "docs/AWX.md", "`gpushare-k8s-1.0.0-dev0.tar.gz`, gpushare.k8s:1.0.0-dev0, gpushare-de:1.0.0-dev0.\n"
-    )
-    write(tmp_path, "docs/other.md", "kubernetes.core 1.0.0-dev0 stays\n")
-    write(tmp_path, "changelogs/fragments/x.yml", "minor_changes: [gpushare-ee:1.0.0-dev0 stays]\n")
+    # The names are written with % so that neither bump nor tests/unit/test_ee_name.py takes this file for one.
+    old, new = "3.1.0-dev2", "3.1.0"
+    write(tmp_path, "galaxy.yml", "namespace: gpushare\nversion: %s\n" % old)
+    write(tmp_path, "awx/gpushare-k8s.yml", "image: registry.example.com/gpushare-ee:%s\n" % old)
+    docs = "`gpushare-k8s-%s.tar.gz`, gpushare.k8s:%s, gpushare-de:%s.\n"
+    write(tmp_path, "docs/AWX.md", docs % (old, old, old))
+    write(tmp_path, "docs/other.md", "kubernetes.core %s stays\n" % old)
+    write(tmp_path, "changelogs/fragments/x.yml", "minor_changes: [gpushare-ee:%s stays]\n" % old)
 
-    changed = release.bump(str(tmp_path), "1.0.0")
+    changed = release.bump(str(tmp_path), new)
 
     assert sorted(changed) == ["awx/gpushare-k8s.yml", "docs/AWX.md", "galaxy.yml"]
-    assert read(tmp_path, "galaxy.yml") == "namespace: gpushare\nversion: 1.0.0\n"
-    assert read(tmp_path, "awx/gpushare-k8s.yml") == "image: registry.example.com/gpushare-ee:1.0.0\n"
-    assert read(tmp_path, "docs/AWX.md") == "`gpushare-k8s-1.0.0.tar.gz`, gpushare.k8s:1.0.0, gpushare-de:1.0.0.\n"
-    assert "1.0.0-dev0" in read(tmp_path, "docs/other.md") + read(tmp_path, "changelogs/fragments/x.yml")
+    assert read(tmp_path, "galaxy.yml") == "namespace: gpushare\nversion: %s\n" % new
+    assert read(tmp_path, "awx/gpushare-k8s.yml") == "image: registry.example.com/gpushare-ee:%s\n" % new
+    assert read(tmp_path, "docs/AWX.md") == docs % (new, new, new)
+    assert old in read(tmp_path, "docs/other.md") + read(tmp_path, "changelogs/fragments/x.yml")
 
 
 def test_bump_of_this_repository_leaves_no_name_with_the_old_version(tmp_path):
