@@ -14,7 +14,7 @@ export ANSIBLE_CONFIG := $(REPO)/tests/ansible.cfg
 CLUSTER_DIR := $(or $(GPUSHARE_CLUSTER_DIR),$(REPO)/.cluster)
 KUBECONFIG_LOCAL := $(CLUSTER_DIR)/kubeconfig
 
-.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-format test-sanity test-lint test-package test-cluster test-ee bench bench-planner bench-eda clean format docs
+.PHONY: help venv cluster-up cluster-down cluster-status demo test test-checks test-unit test-unit-pinned test-unit-oldest test-format test-sanity test-sanity-pinned test-sanity-oldest test-lint test-package test-cluster test-ee release bench bench-planner bench-eda clean format docs
 
 help:
 	@echo "make demo            set everything up, start the local GPU cluster and run the demo playbooks"
@@ -26,6 +26,7 @@ help:
 	@echo "make bench-planner   the layout planner at 1,000 GPU nodes (a few seconds, no cluster)"
 	@echo "make bench-eda       the autopilot: 50 waiting MIG pods to Running through the rulebook, its idle CPU"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
+	@echo "make release         every step of a release but the upload: changelog, build, galaxy-importer, actionlint"
 
 # uv (pinned in requirements-dev.txt) installs; --compile-bytecode as pip does: Ansible runs modules without writing
 # bytecode, so without it every module run compiles the kubernetes library from source.
@@ -75,8 +76,13 @@ demo: venv
 
 # Then, on the oldest ansible-core meta/runtime.yml claims, the unit tests that reach the collection's code importing
 # ansible-core (tools/oldest_core_units.py picks them; about 3 CPU-s, the whole suite again would be 40).
-test-unit: venv
+# test-unit-pinned and test-unit-oldest are the two halves (CI's matrix runs one core per job).
+test-unit: test-unit-pinned test-unit-oldest
+
+test-unit-pinned: venv
 	$(PY) -m pytest tests/unit -q
+
+test-unit-oldest: venv
 	$(PY) tools/oldest_core_units.py
 
 # black and isort at 120 columns (pyproject.toml); `make format` applies them.
@@ -100,9 +106,13 @@ docs: venv
 # (tools/oldest_core_venv.py: 2.16 at its newest patch release), what that core decides: its doc and argspec schemas,
 # runtime metadata, empty-init, its module_utils imported, on the controller's Python. pylint's findings and the other
 # Pythons' compile and import are about this code, not the core: the first run has them (on 2.16.19 the second takes
-# 20 CPU-s without them; its pylint alone, green too, 36 more).
-test-sanity: venv
+# 20 CPU-s without them; its pylint alone, green too, 36 more). test-sanity-pinned and test-sanity-oldest: each half.
+test-sanity: test-sanity-pinned test-sanity-oldest
+
+test-sanity-pinned: venv
 	bash tests/sanity/run.sh
+
+test-sanity-oldest: venv
 	VENV=$$($(PY) tools/oldest_core_venv.py) bash tests/sanity/run.sh --python 3.12 --skip-test pylint
 
 test-lint: venv
@@ -114,6 +124,15 @@ test-lint: venv
 # awxkit's `awx import` of awx/gpushare-k8s.yml twice into a stand-in for AWX's API (tests/packaging/awx_standin.py).
 test-package: venv
 	$(PY) -m pytest tests/packaging -q -p no:cacheprovider
+
+# Every step of a release but the upload, the working tree left as it is (tools/release.py, docs/RELEASING.md): in a
+# copy, galaxy.yml's version made a release's (1.0.0-dev0 -> 1.0.0) and antsibull-changelog's release of it, then
+# `ansible-galaxy collection build` into .build/release/, galaxy-importer with Automation Hub's settings on the tarball,
+# and actionlint on .github/workflows. RELEASE_ARGS: the release workflow's `--tag vX.Y.Z --ansible-test docker`;
+# `--skip-actionlint` where actionlint cannot be installed (its PyPI package downloads it from GitHub; or set
+# ACTIONLINT=/path/to/actionlint).
+release: $(VENV)/.installed
+	$(PY) tools/release.py $(RELEASE_ARGS)
 
 # Simulator, integration and molecule tests share one cluster per profile. CLUSTER_NICENESS: see `test`.
 CLUSTER_NICENESS ?= 0

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: gpu_sharing_plan
 short_description: Plan the GPU sharing layout that serves the cluster's GPU workloads
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Reads the demand (pending pods' requests of C(nvidia.com/gpu), C(nvidia.com/gpu.shared) and
     C(nvidia.com/mig-<profile>), with the scheduler's reason; the pods running on GPU nodes, which are demand too)

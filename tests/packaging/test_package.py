@@ -298,30 +298,39 @@ def test_ansible_doc_of_the_oldest_core_claimed_renders_every_module_and_role(in
     assert "core %s]" % OLDEST_CORE.oldest_core_tested() in version
 
 
+RELEASE = repo_tool("release")
+
+
+def tree_state():
+    """What a dry run must leave as it found: git's view of the working tree and the changelog's files."""
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, stdout=subprocess.PIPE, text=True, check=True)
+    changelogs = sorted(os.listdir(os.path.join(REPO, "changelogs", "fragments")))
+    return status.stdout, changelogs, read("CHANGELOG.rst"), read("changelogs", "changelog.yaml"), read("galaxy.yml")
+
+
 @pytest.fixture(scope="module")
-def galaxy_import(work, tarball):
-    """galaxy-importer (tools/galaxy_importer_venv.py) on the built tarball as Galaxy and Automation Hub run it: no
-    dependency installed (one batched ansible-doc of every module), ansible-lint offline. Its log and its result."""
-    venv_bin = os.path.join(repo_tool("galaxy_importer_venv").galaxy_importer_venv(), "bin")
-    empty = os.path.join(work, "galaxy-import-collections")  # no kubernetes.core anywhere
-    os.makedirs(empty, exist_ok=True)
-    cwd = os.path.join(work, "galaxy-import")
-    os.makedirs(cwd, exist_ok=True)
-    env = {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "")}
-    command = [os.path.join(venv_bin, "python"), "-m", "galaxy_importer.main", tarball]
-    completed = run(command, empty, work, cwd=cwd, env=env, check=False)
-    with open(os.path.join(cwd, "importer_result.json")) as stream:
-        return completed, json.load(stream)
+def galaxy_import(work):
+    """`make release`'s dry run (tools/release.py, actionlint apart: test_release_actionlint below): in a copy of the
+    working tree, galaxy.yml's version made a release's and the changelog released, the tarball built, and
+    galaxy-importer on it as Automation Hub imports (its settings: one certification tag, version >= 1.0.0,
+    ansible-lint's production profile; no dependency installed; any ERROR in its log fails). Its tarball, log and
+    result, and the working tree's state before and after."""
+    before = tree_state()
+    try:
+        tarball, log, result = RELEASE.dry_run(os.path.join(work, "release"), skip_actionlint=True)
+    except SystemExit as error:
+        pytest.fail(str(error))
+    return tarball, log, result, before, tree_state()
 
 
 def test_galaxy_importer_imports_the_tarball_with_every_modules_docs_and_no_error(galaxy_import):
     """Galaxy's importer says "completed successfully" even when ansible-doc failed and every module came out with
-    empty docs (issue 29): any ERROR in its log fails here, and so does a module or filter without docs. Its
-    warnings (ansible-lint's, without kubernetes.core: unresolved kubernetes.core modules) are what Galaxy shows too."""
-    completed, result = galaxy_import
-    log = completed.stdout
+    empty docs (issue 29): any ERROR in its log fails here (tools/release.py checks it), and so does a module or filter
+    without docs. Its warnings (ansible-lint's, without kubernetes.core: unresolved kubernetes.core modules) are what
+    Galaxy shows too."""
+    _, log, result, _, _ = galaxy_import
 
-    assert completed.returncode == 0 and "Importer processing completed successfully" in log, log
+    assert "Importer processing completed successfully" in log, log
     assert [line for line in log.splitlines() if line.startswith("ERROR")] == [], log
     modules = sorted(name[: -len(".py")] for name in os.listdir(os.path.join(REPO, "plugins", "modules")))
     documented = dict(
@@ -336,7 +345,48 @@ def test_galaxy_importer_imports_the_tarball_with_every_modules_docs_and_no_erro
     # The connection options, from the collection's own fragment (galaxy-importer lists options, each with its name).
     api_key = [option for option in documented["gpu_info"]["doc"]["options"] if option["name"] == "api_key"]
     assert "K8S_AUTH_API_KEY" in " ".join(api_key[0]["description"])
-    assert result["metadata"]["version"] == galaxy()["version"]
+    assert result["metadata"]["version"] == RELEASE.release_version(galaxy()["version"])
+
+
+def test_release_dry_run_uses_automation_hubs_settings_and_leaves_the_working_tree_alone(galaxy_import):
+    tarball, _, _, before, after = galaxy_import
+    config = RELEASE.importer_settings("off")
+
+    assert config["require_v1_or_greater"] and config["check_required_tags"] and config["run_ansible_lint"]
+    assert after == before
+    assert os.path.basename(tarball) == "gpushare-k8s-%s.tar.gz" % RELEASE.release_version(galaxy()["version"])
+
+
+def test_release_tarball_holds_the_released_changelog_and_the_versions_names(galaxy_import):
+    """The release's changelog (antsibull-changelog release in the copy: every fragment in it, none left) and the
+    names made from the version (the EE and DE images the AWX and EDA files pull) carry the release's version."""
+    tarball, _, _, _, _ = galaxy_import
+    version = RELEASE.release_version(galaxy()["version"])
+    with tarfile.open(tarball) as archive:
+        names = archive.getnames()
+        changelog = archive.extractfile("CHANGELOG.rst").read().decode()
+        changes = yaml.safe_load(archive.extractfile("changelogs/changelog.yaml"))
+        awx = archive.extractfile("awx/gpushare-k8s.yml").read().decode()
+        eda = archive.extractfile("eda/gpushare-k8s.yml").read().decode()
+
+    assert "\nv%s\n" % version in changelog
+    assert version in changes["releases"]
+    assert [name for name in names if name.startswith("changelogs/fragments/") and not name.endswith("/.keep")] == []
+    assert "gpushare-ee:%s\n" % version in awx and "gpushare-de:%s\n" % version in eda
+    notes = os.path.join(os.path.dirname(tarball), "release-notes-%s.rst" % version)
+    assert os.path.exists(notes) and read(notes).strip()
+
+
+def test_release_actionlint_finds_nothing_in_the_workflows():
+    """actionlint (and shellcheck on every run: script) on .github/workflows, as `make release` runs it. Skipped where
+    actionlint cannot be installed (its PyPI package downloads it from GitHub) and ACTIONLINT names no binary."""
+    try:
+        RELEASE.actionlint_bin()
+    except RELEASE.Unavailable as error:
+        pytest.skip(str(error))
+    assert RELEASE.actionlint() == [
+        os.path.join(REPO, ".github", "workflows", name) for name in ("ci.yml", "release.yml")
+    ]
 
 
 def test_antsibull_docs_lints_the_installed_collections_docs(installed, work):

@@ -69,7 +69,7 @@ def test_galaxy_version_is_the_last_release_or_a_development_version_after_it():
     latest = releases()[-1]
 
     if version.prerelease:
-        # e.g. 0.2.0-dev0: between releases, as the tarball holds changes no release notes list yet.
+        # e.g. 1.0.0-dev0: between releases, as the tarball holds changes no release notes list yet.
         assert version.core > latest.core and re.match(r"^\d+\.\d+\.\d+-dev\d+$", version.vstring)
     else:
         assert version.core == latest.core
