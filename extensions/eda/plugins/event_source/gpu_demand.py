@@ -90,32 +90,52 @@ EXAMPLES = r"""
 """
 
 import asyncio
+import importlib.util
 import logging
 import os
 import sys
 import threading
 
 
-def _collections_roots():
-    """The folders holding ``ansible_collections`` where Ansible finds collections: the one this file is installed in
-    first, then ``ANSIBLE_COLLECTIONS_PATH`` (or ansible.cfg's ``collections_path``, or the default paths) as
-    ansible-core reads it, each entry named with or without its ``ansible_collections`` folder. ansible-rulebook
-    found this source through ``ansible-galaxy collection list``, which reads the same setting; kubernetes.core, a
-    dependency, may sit under another entry than this collection."""
-    from ansible import constants  # ansible-core: ansible-rulebook runs ansible-galaxy, the modules import it too
+def _own_collections_root():
+    """The folder holding the ``ansible_collections`` this file is installed in."""
+    return os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 7))
 
-    roots = [os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 7))]
+
+def _configured_collections_roots():
+    """The folders holding ``ansible_collections`` that ``ANSIBLE_COLLECTIONS_PATH`` (or ansible.cfg's
+    ``collections_path``, or the default paths) names, as ansible-core reads it, each entry named with or without its
+    ``ansible_collections`` folder. ansible-rulebook found this source through ``ansible-galaxy collection list``,
+    which reads the same setting."""
+    from ansible import constants  # ansible-core's controller configuration
+
+    roots = []
     for path in constants.COLLECTIONS_PATHS:
         path = os.path.abspath(os.path.expanduser(path))
         roots.append(os.path.dirname(path) if os.path.basename(path) == "ansible_collections" else path)
     return roots
 
 
+def _kubernetes_core_importable():
+    try:
+        return importlib.util.find_spec("ansible_collections.kubernetes.core") is not None
+    except ImportError:
+        return False
+
+
+def _extend_path(roots):
+    for root in roots:
+        if root not in sys.path:
+            sys.path.append(root)
+
+
 # ansible-rulebook runs this file by its path: make ``ansible_collections`` (a namespace package, one folder per
-# root) span every root, so that this collection's module_utils and kubernetes.core's import wherever they are.
-for _root in _collections_roots():
-    if _root not in sys.path:
-        sys.path.append(_root)
+# root) span this collection's root, then, where kubernetes.core (a dependency) is not found there, every collection
+# path Ansible is configured with. Ansible's configuration is read only then: it is controller code, which a process
+# that also runs modules in-process (the integration tests import this file) must not import.
+_extend_path([_own_collections_root()])
+if not _kubernetes_core_importable():
+    _extend_path(_configured_collections_roots())
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import gpu_demand_options  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeApi  # noqa: E402

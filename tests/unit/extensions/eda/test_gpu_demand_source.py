@@ -58,6 +58,26 @@ def test_the_source_imports_kubernetes_core_from_another_collections_path_entry(
     assert (loaded.returncode, loaded.stdout.strip()) == (0, "['main']"), loaded.stderr
 
 
+def test_where_kubernetes_core_is_found_beside_it_no_controller_code_is_imported(apart):
+    """Ansible's configuration (controller code) is read only when kubernetes.core is not beside this collection: a
+    process that imports the source and also runs modules in-process (the integration tests) must not import it."""
+    tmp_path, env = apart
+    env["PYTHONPATH"] = os.path.join(REPO, ".build")
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; import ansible_collections.gpushare.k8s.extensions.eda.plugins.event_source.gpu_demand; "
+            "print(sorted(name for name in sys.modules if name in ('ansible.constants', 'ansible.config')))",
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (imported.returncode, imported.stdout.strip()) == (0, "[]"), imported.stderr
+
+
 def test_without_that_entry_kubernetes_core_is_missing(apart):
     """The check above is not met by some other copy of kubernetes.core."""
     tmp_path, env = apart
