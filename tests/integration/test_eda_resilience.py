@@ -108,6 +108,8 @@ class Source(object):
             pass
         except (Exception, gpu_demand.EventsNotTaken) as exc:  # noqa: BLE001 - reported by stop()
             self.failure = exc
+            if self.task is not None and self.task.done():
+                self.task.exception()  # the SystemExit left the loop through the task: it is retrieved here
         finally:
             self.loop.close()
 
