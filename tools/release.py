@@ -119,7 +119,7 @@ def tracked_files(root):
     (copy_collection: no .git), every file."""
     if not os.path.exists(os.path.join(root, ".git")):
         found = []
-        for directory, _, names in os.walk(root):
+        for directory, _subdirectories, names in os.walk(root):
             found.extend(os.path.relpath(os.path.join(directory, name), root) for name in names)
         return sorted(found)
     listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root).stdout
@@ -129,7 +129,8 @@ def tracked_files(root):
 def bump(root, new_version):
     """galaxy.yml's version and every name made from it (DERIVED) set to ``new_version``; the files changed."""
     old = galaxy_version(root)
-    SEMVER.match(new_version) or sys.exit("%r is not MAJOR.MINOR.PATCH[-PRERELEASE]" % new_version)
+    if not SEMVER.match(new_version):
+        sys.exit("%r is not MAJOR.MINOR.PATCH[-PRERELEASE]" % new_version)
     changed = []
     pattern = re.compile(DERIVED.format(version=re.escape(old)))
     for path in tracked_files(root):
@@ -326,7 +327,7 @@ def main():
             parser.error("bump needs the new version")
         print("version %s: %s" % (args.version, ", ".join(bump(ROOT, args.version))))
     else:
-        tarball, _, result = dry_run(os.path.abspath(args.dist), args.ansible_test, args.skip_actionlint, args.tag)
+        tarball, _importer_log, result = dry_run(os.path.abspath(args.dist), args.ansible_test, args.skip_actionlint, args.tag)
         print(
             "%s: galaxy-importer with Automation Hub's settings accepts it (%d plugins documented)"
             % (tarball, len(result["docs_blob"]["contents"]))
