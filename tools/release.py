@@ -61,8 +61,9 @@ AUTOMATION_HUB = {
 # What a successful import logs last; galaxy-importer also logs ERROR lines for failures it does not stop on.
 IMPORT_OK = "Importer processing completed successfully"
 # The names made from the version (tests/unit/test_ee_name.py finds the first two the same way): the EE's and the DE's
-# image tags, the collection tarball's name and ansible-galaxy's name:version, in every file but the changelogs.
-DERIVED = r"(gpushare-[ed]e:|gpushare-k8s-|gpushare\.k8s:){version}\b"
+# image tags, the collection tarball's name, ansible-galaxy's name:version and the environments' requirement of the
+# collection (extensions/environments/requirements.yml), in every file but the changelogs.
+DERIVED = r"(gpushare-[ed]e:|gpushare-k8s-|gpushare\.k8s:|name: gpushare\.k8s\n\s+version: ){version}\b"
 
 
 def clean_env():

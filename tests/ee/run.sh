@@ -7,6 +7,8 @@
 #
 #   tests/ee/run.sh [pytest arguments...]
 set -euo pipefail
+# A failed build inside $(build ...) must end the run, not hand an old image to the tests.
+shopt -s inherit_errexit
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY=${PY:-$REPO/.venv/bin/python}

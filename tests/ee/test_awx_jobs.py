@@ -20,7 +20,7 @@ from kubernetes import client
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-with open(os.path.join(REPO, "execution-environment.yml")) as _stream:
+with open(os.path.join(REPO, "extensions", "environments", "execution-environment.yml")) as _stream:
     # The EE's one name (execution-environment.yml's tag), as podman names an image built without a registry.
     IMAGE = os.environ.get("GPUSHARE_EE_IMAGE") or "localhost/" + yaml.safe_load(_stream)["options"]["tags"][0]
 NODE = "gpu-t4-0"
@@ -47,8 +47,9 @@ def awx_job(cluster, tmp_path):
         private = tmp_path / ("job-%d-%s" % (len(jobs), playbook.replace(".yml", "")))
         shutil.copytree(os.path.join(REPO, "playbooks"), private / "project" / "playbooks")
         (private / "inventory").mkdir(parents=True)
+        # The AWX file's inventory (awx/gpushare-k8s.yml): the modules run with the EE's own Python.
         (private / "inventory" / "hosts").write_text(
-            "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+            "localhost ansible_connection=local ansible_python_interpreter='{{ ansible_playbook_python }}'\n"
         )
         # AWX writes the credential's CA data to a file in the job's private data dir and names it in the variable.
         (private / "env").mkdir()
@@ -89,9 +90,29 @@ def test_the_image_runs_python_3_13_which_verifies_certificates_strictly():
     assert shown.stdout.startswith("Python 3.13"), shown
 
 
+def podman_run(*command):
+    return subprocess.run(["podman", "run", "--rm", IMAGE] + list(command), capture_output=True, text=True)
+
+
+def test_the_image_has_the_collections_of_the_definitions_requirements_and_the_pinned_helm():
+    """What the galaxy stage installed by name, and what the helm step installed from the archive it checked."""
+    with open(os.path.join(REPO, "extensions", "environments", "requirements.yml")) as stream:
+        wanted = dict((entry["name"], str(entry["version"])) for entry in yaml.safe_load(stream)["collections"])
+    listed = podman_run("ansible-galaxy", "collection", "list", "--format", "json")
+    assert listed.returncode == 0, listed
+    found = dict(
+        (name, entry["version"]) for path in json.loads(listed.stdout).values() for name, entry in path.items()
+    )
+    assert dict((name, found.get(name)) for name in wanted) == wanted
+    helm = podman_run("helm", "version", "--template", "{{.Version}}")
+    assert (helm.returncode, helm.stdout) == (0, "v4.1.4"), helm
+
+
 def test_the_image_has_the_planners_solver_at_the_pinned_version():
     pinned = [
-        line.split("==")[1].strip() for line in open(os.path.join(REPO, "ee", "requirements.txt")) if "highspy" in line
+        line.split("==")[1].strip()
+        for line in open(os.path.join(REPO, "extensions", "environments", "ee-requirements.txt"))
+        if "highspy" in line
     ]
     script = "import highspy, importlib.metadata as m; highspy.Highs(); print(m.version('highspy'))"
     shown = subprocess.run(["podman", "run", "--rm", IMAGE, "python3", "-c", script], capture_output=True, text=True)

@@ -23,7 +23,7 @@ from workloads import fresh_namespace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-with open(os.path.join(REPO, "decision-environment.yml")) as _stream:
+with open(os.path.join(REPO, "extensions", "environments", "decision-environment.yml")) as _stream:
     # The DE's one name (decision-environment.yml's tag), as podman names an image built without a registry.
     IMAGE = os.environ.get("GPUSHARE_DE_IMAGE") or "localhost/" + yaml.safe_load(_stream)["options"]["tags"][0]
 RULEBOOK_DIR = "extensions/eda/rulebooks"

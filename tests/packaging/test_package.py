@@ -7,12 +7,14 @@ needed, none is here). The playbook run from the installed copy needs a cluster:
 """
 
 import fnmatch
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
 import tarfile
+import time
 
 import pytest
 import yaml
@@ -66,6 +68,7 @@ SHIPPED = (
     "awx/gpushare-k8s.yml",
     "eda/gpushare-k8s.yml",
     "extensions/eda",
+    "extensions/environments",
     "ansible-navigator.yml",
     "README.md",
     "CHANGELOG.rst",
@@ -73,14 +76,16 @@ SHIPPED = (
     "requirements.txt",
     "bindep.txt",
 )
-EE_FILES = (
-    "execution-environment.yml",
-    "ee/requirements.yml",
-    "ee/requirements.txt",
-    "requirements.txt",
-    "bindep.txt",
-    "tools/install_helm.py",
-)
+ENVIRONMENTS = ("extensions", "environments")
+EE_TOOLS = os.path.join(REPO, "tests", "ee")
+
+
+def ee_tool(name):
+    """tests/ee/<name>.py as a module (the stand-ins tests/ee/build.sh uses)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(EE_TOOLS, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def read(*parts):
@@ -142,7 +147,7 @@ def test_tarball_holds_the_collection_and_nothing_else(tarball):
         for name in names
         if any(part in LOCAL_STATE or part.startswith(".cluster") for part in name.split("/"))
         or fnmatch.fnmatch(name, "*.pyc")
-        or name.startswith(("testbed/", "benchmarks/", "context/", "ee/"))
+        or name.startswith(("testbed/", "benchmarks/", "context/"))
         or (name.startswith("tests/") and name not in TESTS_SHIPPED)
     ]
     assert strays == []
@@ -414,26 +419,68 @@ def test_antsibull_docs_lints_the_installed_collections_docs(installed, work):
 
 
 @pytest.fixture(scope="module")
-def ee_context(work, tarball):
-    """``ansible-builder create`` of a copy of the EE files with the fresh tarball next to them."""
-    source = os.path.join(work, "ee-source")
-    for path in EE_FILES:
-        os.makedirs(os.path.dirname(os.path.join(source, path)), exist_ok=True)
-        shutil.copy(os.path.join(REPO, path), os.path.join(source, path))
-    shutil.copy(tarball, source)
+def installed_environments(installed):
+    """The environments' folder in the installed collection, where a user's ansible-builder reads it."""
+    return os.path.join(installed, "ansible_collections", "gpushare", "k8s", *ENVIRONMENTS)
+
+
+@pytest.fixture(scope="module")
+def ee_context(work, installed_environments):
+    """``ansible-builder create`` of the execution environment from the installed collection, as docs/AWX.md says."""
     context = os.path.join(work, "ee-context")
-    command = [os.path.join(VENV_BIN, "ansible-builder"), "create", "--context", context]
-    command += ["--output-filename", "Containerfile", "--file", os.path.join(source, "execution-environment.yml")]
-    completed = subprocess.run(command, cwd=source, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [os.path.join(VENV_BIN, "ansible-builder"), "create", "--context", context, "--output-filename"]
+    command += ["Containerfile", "--file", os.path.join(installed_environments, "execution-environment.yml")]
+    completed = subprocess.run(command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert completed.returncode == 0, completed.stdout
     assert "WARNING" not in completed.stdout, completed.stdout  # e.g. an additional_build_files miss
     return context
 
 
+@pytest.fixture(scope="module")
+def galaxy_standin(work, tarball, installed):
+    """tests/ee/galaxy_standin.py serving the tarball and kubernetes.core's (a tarball of the installed copy) as
+    Galaxy does; yields its URL, the --server an environment build is given here."""
+    collections, files = os.path.join(work, "standin", "collections"), os.path.join(work, "standin", "files")
+    os.makedirs(collections)
+    os.makedirs(files)
+    shutil.copy(tarball, collections)
+    core = os.path.join(installed, "ansible_collections", "kubernetes", "core")
+    ee_tool("mirror_sources").tarball_of_installed_collection(core, collections)
+    url_file = os.path.join(work, "standin", "url")
+    command = [os.path.join(VENV_BIN, "python"), os.path.join(EE_TOOLS, "galaxy_standin.py"), "--port", "0"]
+    server = subprocess.Popen(command + ["--collections", collections, "--files", files, "--url-file", url_file])
+    try:
+        for _ in range(300):
+            if os.path.exists(url_file) or server.poll() is not None:
+                break
+            time.sleep(0.1)  # the stand-in writes its URL once it listens: a process start has no event to watch
+        assert os.path.exists(url_file), "the Galaxy stand-in did not start (exit %s)" % server.poll()
+        with open(url_file) as stream:
+            yield stream.read().strip()
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def environments_file(*parts):
+    return read(*(ENVIRONMENTS + parts))
+
+
+def test_the_collection_ships_the_environment_definitions_and_their_files(installed_environments):
+    shipped = sorted(os.listdir(installed_environments))
+    assert shipped == sorted(os.listdir(os.path.join(REPO, *ENVIRONMENTS)))
+    for name in ("execution-environment.yml", "decision-environment.yml"):
+        definition = yaml.safe_load(read(installed_environments, name))
+        named = [definition["dependencies"].get(key) for key in ("galaxy", "python", "system")]
+        named += [entry["src"] for entry in definition.get("additional_build_files", [])]
+        assert [path for path in named if path and path not in shipped] == []
+
+
 def test_pins_agree_with_the_tested_tool_chain():
-    dev, ee = requirements(read("requirements-dev.txt"), "=="), requirements(read("ee", "requirements.txt"), "==")
-    definition = yaml.safe_load(read("execution-environment.yml"))
-    collections = yaml.safe_load(read("ee", "requirements.yml"))["collections"]
+    dev = requirements(read("requirements-dev.txt"), "==")
+    ee = requirements(environments_file("ee-requirements.txt"), "==")
+    definition = yaml.safe_load(environments_file("execution-environment.yml"))
+    collections = yaml.safe_load(environments_file("requirements.yml"))["collections"]
 
     tested = ("kubernetes", "pyyaml", "highspy", "numpy")
     assert ee == dict((name, dev[name]) for name in tested)
@@ -446,18 +493,20 @@ def test_pins_agree_with_the_tested_tool_chain():
     assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + dev["ansible-core"]
     assert re.match(r"^ansible-runner==[0-9.]+$", definition["dependencies"]["ansible_runner"]["package_pip"])
     assert definition["options"]["tags"] == ["gpushare-ee:%s" % galaxy()["version"]]
+    # By name from Galaxy: this collection at its own version, kubernetes.core at the tested one.
     assert collections == [
-        {"name": "collections/" + tarball_name(), "type": "file"},
+        {"name": "gpushare.k8s", "version": galaxy()["version"]},
         {"name": "kubernetes.core", "version": DEPENDENCY_VERSIONS["kubernetes.core"]},
     ]
 
 
 def test_the_decision_environment_is_the_ees_base_with_ansible_rulebook_and_java():
-    dev, ee = requirements(read("requirements-dev.txt"), "=="), requirements(read("ee", "requirements.txt"), "==")
-    ee_definition = yaml.safe_load(read("execution-environment.yml"))
-    de_definition = yaml.safe_load(read("decision-environment.yml"))
+    dev = requirements(read("requirements-dev.txt"), "==")
+    ee = requirements(environments_file("ee-requirements.txt"), "==")
+    ee_definition = yaml.safe_load(environments_file("execution-environment.yml"))
+    de_definition = yaml.safe_load(environments_file("decision-environment.yml"))
 
-    assert requirements(read("de", "requirements.txt"), "==") == dict(
+    assert requirements(environments_file("de-requirements.txt"), "==") == dict(
         ee, **{"ansible-rulebook": dev["ansible-rulebook"]}
     )
     assert de_definition["images"] == ee_definition["images"]
@@ -466,14 +515,14 @@ def test_the_decision_environment_is_the_ees_base_with_ansible_rulebook_and_java
         (key, ee_definition["dependencies"][key]) for key in same
     )
     assert de_definition["options"]["tags"] == ["gpushare-de:%s" % galaxy()["version"]]
-    java = [line.split()[0] for line in read("de", "bindep.txt").splitlines() if line and not line.startswith("#")]
+    java = [line.split()[0] for line in environments_file("de-bindep.txt").splitlines() if line and line[0] != "#"]
     assert java == ["java-17-openjdk-headless", "openjdk-21-jre-headless"]
 
 
-def test_ee_build_context_installs_the_collection_its_requirements_and_helm(ee_context, tarball):
+def test_ee_build_context_installs_the_collections_their_requirements_and_helm(ee_context, installed_environments):
     containerfile = read(ee_context, "Containerfile")
     build_dir = os.path.join(ee_context, "_build")
-    definition = yaml.safe_load(read("execution-environment.yml"))
+    definition = yaml.safe_load(read(installed_environments, "execution-environment.yml"))
     dependencies = definition["dependencies"]
 
     assert 'ARG EE_BASE_IMAGE="%s"' % definition["images"]["base_image"]["name"] in containerfile
@@ -482,32 +531,32 @@ def test_ee_build_context_installs_the_collection_its_requirements_and_helm(ee_c
     assert 'ARG ANSIBLE_INSTALL_REFS="%s %s"' % refs in containerfile
     assert "ansible-galaxy collection install $ANSIBLE_GALAXY_CLI_COLLECTION_OPTS -r requirements.yml" in containerfile
     assert "COPY _build/requirements.txt requirements.txt" in containerfile
-    assert "COPY _build/bindep.txt bindep.txt" in containerfile
-    assert "introspect.py introspect --user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
-    helm = "RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin"
+    assert "introspect.py introspect --user-pip=requirements.txt" in containerfile
+    # helm's step comes last; its source and digest are build arguments, empty for helm's own release.
+    helm = 'RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin --url "$HELM_ARCHIVE_URL" --sha256 "$HELM_ARCHIVE_SHA256"'
     assert containerfile.index("install-from-bindep") < containerfile.index(helm) < containerfile.index("USER 1000")
-    assert read(build_dir, "requirements.txt") == read("ee", "requirements.txt")
-    assert read(build_dir, "bindep.txt") == read("bindep.txt")
-    assert read(build_dir, "tools", "install_helm.py") == read("tools", "install_helm.py")
-    with open(os.path.join(build_dir, "collections", tarball_name()), "rb") as copied, open(tarball, "rb") as built:
-        assert copied.read() == built.read()
+    assert 'ARG HELM_ARCHIVE_URL=""' in containerfile and 'ARG HELM_ARCHIVE_SHA256=""' in containerfile
+    assert read(build_dir, "requirements.txt") == environments_file("ee-requirements.txt")
+    assert read(build_dir, "requirements.yml") == environments_file("requirements.yml")
+    assert read(build_dir, "helm", "install_helm.py") == environments_file("install_helm.py")
+    assert not os.path.exists(os.path.join(build_dir, "collections"))  # the collections come from Galaxy
 
 
-def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context, work):
-    """The galaxy stage's install, run here offline, then ansible-builder's introspection of its result:
-    what the builder stage pip-installs comes from meta/execution-environment.yml of each collection."""
+def test_ee_galaxy_stage_and_introspection_find_the_collections_needs(ee_context, work, galaxy_standin):
+    """The galaxy stage's install, run here with the build argument tests/ee/build.sh gives it (the stand-in as Galaxy),
+    then ansible-builder's introspection of its result: what the builder stage pip-installs comes from
+    meta/execution-environment.yml of each collection."""
     collections = os.path.join(work, "ee-collections")
     build_dir = os.path.join(ee_context, "_build")
-    install_args = ["--offline", "-r", "requirements.yml", "--collections-path", collections]
-    add_dependencies(collections)
+    install_args = ["--server", galaxy_standin, "-r", "requirements.yml", "--collections-path", collections]
     run(["ansible-galaxy", "collection", "install"] + install_args, collections, work, cwd=build_dir)
-    command = [os.path.join(VENV_BIN, "ansible-builder"), "introspect", collections]
-    command += ["--user-pip", "requirements.txt", "--user-bindep", "bindep.txt"]
+    command = [os.path.join(VENV_BIN, "ansible-builder"), "introspect", collections, "--user-pip", "requirements.txt"]
     introspected = subprocess.run(command, cwd=build_dir, stdout=subprocess.PIPE, text=True, check=True)
 
     found = yaml.safe_load(introspected.stdout)
     # ansible-builder leaves out a collection's PyYAML (ansible-core brings it); the EE's own file pins it.
-    runtime, ee = requirements(read("requirements.txt"), ">="), requirements(read("ee", "requirements.txt"), "==")
+    runtime = requirements(read("requirements.txt"), ">=")
+    ee = requirements(environments_file("ee-requirements.txt"), "==")
     floors = [line.split("#")[0].strip() for line in read("requirements.txt").splitlines()]
     assert [line for line in found["python"] if "gpushare.k8s" in line] == [
         "%s  # from collection gpushare.k8s" % line for line in floors if line and not line.startswith("PyYAML")

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The execution environment has one name (issue 29): ``gpushare-ee:<collection version>``, execution-environment.yml's
-tag. tests/ee builds it under that name (podman's ``localhost/`` form), ansible-navigator.yml runs it, the AWX file
+"""The execution environment has one name (issue 29): ``gpushare-ee:<collection version>``, the tag of
+extensions/environments/execution-environment.yml. tests/ee builds it under that name (podman's ``localhost/`` form), ansible-navigator.yml runs it, the AWX file
 pulls it from the user's registry, and the docs' commands say the same; the collection tarball's name too. The
 decision environment likewise (issue 30): ``gpushare-de:<collection version>``, pulled by the EDA controller file."""
 
@@ -32,8 +32,9 @@ def version():
 
 
 def test_the_definitions_tag_the_images_with_the_collections_version():
-    assert load("execution-environment.yml")["options"]["tags"] == ["gpushare-ee:%s" % version()]
-    assert load("decision-environment.yml")["options"]["tags"] == ["gpushare-de:%s" % version()]
+    environments = ("extensions", "environments")
+    assert load(*environments, "execution-environment.yml")["options"]["tags"] == ["gpushare-ee:%s" % version()]
+    assert load(*environments, "decision-environment.yml")["options"]["tags"] == ["gpushare-de:%s" % version()]
 
 
 def test_ansible_navigator_runs_that_image_locally_with_the_options_podman_needs():
@@ -65,7 +66,11 @@ def test_the_eda_controller_file_pulls_the_de():
 def test_tests_ee_builds_each_definitions_tag():
     with open(os.path.join(ROOT, "tests", "ee", "build.sh")) as stream:
         build = stream.read()
-    assert "IMAGE=localhost/$(" in build and '["options"]["tags"][0]' in build and '"$REPO/$DEFINITION")' in build
+    assert (
+        "IMAGE=localhost/$(" in build
+        and '["options"]["tags"][0]' in build
+        and '"$REPO/extensions/environments/$DEFINITION")' in build
+    )
 
 
 def test_every_image_and_tarball_name_in_the_repository_carries_the_version():

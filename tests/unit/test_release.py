@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC = importlib.util.spec_from_file_location("release", os.path.join(ROOT, "tools", "release.py"))
@@ -93,3 +94,6 @@ def test_bump_of_this_repository_leaves_no_name_with_the_old_version(tmp_path):
     ).stdout.split()
     assert [path for path in found if not path.startswith(("./changelogs/", "./CHANGELOG.rst"))] == []
     assert release.galaxy_version(copy) == "9.8.7"
+    # The environments' requirement spans two lines, which grep does not read as one.
+    with open(os.path.join(copy, "extensions", "environments", "requirements.yml")) as stream:
+        assert yaml.safe_load(stream)["collections"][0] == {"name": "gpushare.k8s", "version": "9.8.7"}
