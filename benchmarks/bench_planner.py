@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the layout planner (gpu_sharing_plan's search) at scale, with no cluster:
+"""Benchmark the sharing planner (gpu_sharing_plan's search) at scale, with no cluster:
 
     benchmarks/bench_planner.py [--nodes 1000] [--seed 28] [--baseline 4e48f42] [--out benchmarks/results] [--doc]
 

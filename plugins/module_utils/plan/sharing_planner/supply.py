@@ -95,8 +95,9 @@ def supply_of(observed_nodes, configs, running, pool_label, mig_allowed):
 
 def pool_models(nodes):
     """The MIG models of a pool's nodes that may take MIG, most GPUs first."""
-    counts = {}
+    models, gpus = {}, {}
     for node in nodes:
         if node.mig_allowed:
-            counts.setdefault(node.model.name, [node.model, 0])[1] += len(node.current)
-    return [model for model, _gpus in sorted(counts.values(), key=lambda entry: (-entry[1], entry[0].name))]
+            models[node.model.name] = node.model
+            gpus[node.model.name] = gpus.get(node.model.name, 0) + len(node.current)
+    return [models[name] for name in sorted(gpus, key=lambda name: (-gpus[name], name))]

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node, t4_time_sliced
+from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
