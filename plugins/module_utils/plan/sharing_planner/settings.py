@@ -44,7 +44,8 @@ GivenRequest = namedtuple("GivenRequest", "resource profile memory_gib compute_s
 # its MIG strategy, and the nodes running MIG anywhere in it.
 PlanSettings = namedtuple(
     "PlanSettings",
-    "pool_label requests read_pods allow_moves method max_replicas time_limit mig_allowed mig_strategy single_mig_nodes",
+    "pool_label requests read_pods allow_moves method max_replicas time_limit "
+    "mig_allowed mig_strategy single_mig_nodes",
 )
 
 

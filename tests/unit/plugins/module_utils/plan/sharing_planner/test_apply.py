@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The apply arguments' parts (plan/sharing_planner/apply.py): a planned layout in mig-parted's entries, and its name."""
+"""The apply arguments' parts (plan/sharing_planner/apply.py): a planned layout in mig-parted's entries, and its
+name."""
 
 from __future__ import absolute_import, division, print_function
 

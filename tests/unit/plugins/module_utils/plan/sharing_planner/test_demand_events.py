@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_demand event source's decisions (plan/sharing_planner/demand_events.py) on API-shaped pods and nodes, with the
-time handed in: which pods are demand, one event per settled burst, no event for a demand already planned, the
+"""The gpu_demand event source's decisions (plan/sharing_planner/demand_events.py) on API-shaped pods and nodes, with
+the time handed in: which pods are demand, one event per settled burst, no event for a demand already planned, the
 cool-down."""
 
 from __future__ import absolute_import, division, print_function

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The sharing planner's search (plan/sharing_planner: program.py's mixed-integer program, solved by HiGHS) scores the same as a search over
-every option of every node, every valid MIG layout of every GPU included (issue 28: "proven, not claimed"). The
-references here share no code with the program: they enumerate options and score them with their own functions; only
-the layout space (nvidia/mig_layouts, tested on its own) is common. The issue's three scarce fleets are checked against
-a counting bound written here."""
+"""The sharing planner's search (plan/sharing_planner: program.py's mixed-integer program, solved by HiGHS) scores the
+same as a search over every option of every node, every valid MIG layout of every GPU included (issue 28: "proven, not
+claimed"). The references here share no code with the program: they enumerate options and score them with their own
+functions; only the layout space (nvidia/mig_layouts, tested on its own) is common. The issue's three scarce fleets are
+checked against a counting bound written here."""
 
 from __future__ import absolute_import, division, print_function
 
