@@ -23,7 +23,7 @@ help:
 	@echo "make cluster-up PROFILE=openshift|scaleway|vks   start the local cluster (prints export KUBECONFIG=...)"
 	@echo "make cluster-down    stop it and forget its state"
 	@echo "make bench           run the benchmarks (results in benchmarks/results/, tables in docs/BENCHMARKS.md)"
-	@echo "make bench-planner   the layout planner at 1,000 GPU nodes (a few seconds, no cluster)"
+	@echo "make bench-planner   the sharing planner at 1,000 GPU nodes (a few seconds, no cluster)"
 	@echo "make bench-eda       the autopilot: 50 waiting MIG pods to Running through the rulebook, its idle CPU"
 	@echo "make docs            regenerate docs/modules.md and the roles' variable tables (README.md)"
 	@echo "make release         every step of a release but the upload: changelog, build, galaxy-importer, actionlint"
@@ -159,7 +159,7 @@ test-ee: venv
 bench: venv
 	bash benchmarks/run.sh
 
-# The layout planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in docs/BENCHMARKS.md.
+# The sharing planner at 1,000 GPU nodes (no cluster, a few seconds): rewrites its table in docs/BENCHMARKS.md.
 bench-planner: venv
 	$(PY) benchmarks/bench_planner.py --doc
 

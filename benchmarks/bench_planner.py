@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the layout planner (gpu_sharing_plan's search) at scale, with no cluster:
+"""Benchmark the sharing planner (gpu_sharing_plan's search) at scale, with no cluster:
 
     benchmarks/bench_planner.py [--nodes 1000] [--seed 28] [--baseline 4e48f42] [--out benchmarks/results] [--doc]
 
@@ -31,20 +31,20 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, ".build")]
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import RESOURCE_GPU  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (  # noqa: E402
     mig_resource_name,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS  # noqa: E402
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (  # noqa: E402
-    RESOURCE_GPU,
-    TIME_SLICING,
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import (  # noqa: E402
     WHOLE,
-    Node,
+    GpuKind,
     mig_gpu,
-    node_supply,
     shared_gpu,
+    states_supply,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import plan_pool  # noqa: E402
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import PoolNode  # noqa: E402
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool  # noqa: E402
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 POOLS = (("a100", "A100 80GB"), ("h100", "H100 80GB HBM3"), ("h200", "H200 141GB"))
@@ -62,7 +62,7 @@ def current_state(rng, model):
     if roll < 0.4:
         return (WHOLE,) * GPUS_PER_NODE
     if roll < 0.6:
-        return (shared_gpu(TIME_SLICING, 4),) * GPUS_PER_NODE
+        return (shared_gpu(GpuKind.TIME_SLICING, 4),) * GPUS_PER_NODE
     smallest = min(model.profiles, key=lambda p: (model.facts[p]["slices"], model.facts[p]["memory_slices"], p))
     layout = sorted(model.balanced.items()) if roll < 0.8 else [(smallest, model.profiles[smallest])]
     return (mig_gpu(layout),) * GPUS_PER_NODE
@@ -86,14 +86,25 @@ def build_fleet(nodes_count, load, seed):
         pool, model_name = POOLS[index % len(POOLS)]
         model = MODELS[model_name]
         current = current_state(rng, model)
-        supply = node_supply(current)
+        supply = states_supply(current)
         running = {}
         if rng.random() < 0.5:
             for resource_name, count in supply.items():
                 used = rng.randint(0, count // 2)
                 if used:
                     running[resource_name] = used
-        pools[pool].append(Node("%s-%04d" % (pool, index), pool, model, current, supply, running, True, 48))
+        pools[pool].append(
+            PoolNode(
+                name="%s-%04d" % (pool, index),
+                pool=pool,
+                model=model,
+                current=current,
+                supply=supply,
+                running=running,
+                mig_allowed=True,
+                mps_max=48,
+            )
+        )
     pending = {}
     mean_slices = sum(share * slices for share, slices in zip(MIX, (1, 2, 3, 4, 7, 7))) / 100.0
     for pool, model_name in POOLS:
@@ -115,12 +126,29 @@ def build_fleet(nodes_count, load, seed):
 
 
 def load_baseline(commit):
-    """plan/layout.py as it was at ``commit`` (the DP and the greedy), as a module of its own."""
+    """plan/layout.py as it was at ``commit`` (the DP and the greedy), as a module of its own. It plans nodes of its
+    own ``Node`` whose GPU states are tuples (``as_baseline_nodes``)."""
     source = subprocess.check_output(["git", "-C", REPO, "show", "%s:plugins/module_utils/plan/layout.py" % commit])
     spec = importlib.util.spec_from_loader("baseline_layout", loader=None)
     module = importlib.util.module_from_spec(spec)
     exec(compile(source, "baseline_layout.py", "exec"), module.__dict__)
     return module
+
+
+def _baseline_state(state):
+    """A GpuState as the baseline's tuples: ("whole",), ("mig", layout), (method, replicas, renamed), ("unknown",)."""
+    if state.is_mig:
+        return (state.kind, state.layout)
+    if state.is_shared:
+        return (state.kind, state.replicas, state.renamed)
+    return (state.kind,)
+
+
+def as_baseline_nodes(baseline, pools):
+    return dict(
+        (name, [baseline.Node(*node._replace(current=tuple(map(_baseline_state, node.current)))) for node in nodes])
+        for name, nodes in pools.items()
+    )
 
 
 def run_planner(planner, pools, pending, allow_moves, **options):
@@ -224,7 +252,9 @@ def main():
         row["old"] = None
         if baseline is not None:
             pools, pending = build_fleet(args.nodes, row["load"], args.seed)
-            row["old"] = run_planner(baseline.plan_pool, pools, pending, row["allow_moves"])
+            row["old"] = run_planner(
+                baseline.plan_pool, as_baseline_nodes(baseline, pools), pending, row["allow_moves"]
+            )
     text = table(rows, args.nodes, peak_mib)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "planner.json"), "w") as handle:

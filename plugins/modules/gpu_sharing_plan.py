@@ -285,7 +285,10 @@ namespace:
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import SHARING_PLAN_ARG_SPEC
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.milp import HIGHSPY_IMPORT_ERROR, HIGHSPY_REQUIREMENT
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.solver import (
+    HIGHSPY_IMPORT_ERROR,
+    HIGHSPY_REQUIREMENT,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing_plan import run_gpu_sharing_plan
 
 

@@ -31,6 +31,7 @@ MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 # renameByDefault advertises each shared resource under this suffix (nvidia.com/gpu.shared).
 SHARED_RESOURCE_SUFFIX = ".shared"
+RESOURCE_GPU_SHARED = RESOURCE_GPU + SHARED_RESOURCE_SUFFIX
 METHOD_TIME_SLICING = "time-slicing"
 METHOD_MPS = "mps"
 SHARING_METHODS = (METHOD_TIME_SLICING, METHOD_MPS)

@@ -1,13 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPU pods: the pods that request NVIDIA resources, and how to name them in messages."""
+"""GPU pods: the pods that request NVIDIA resources, the ones waiting for the resources gpu_sharing_plan places (what
+the planner and the gpu_demand event source count alike), what the scheduler said of them, and how to name them."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import RESOURCE_PREFIX
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_RESOURCE_PREFIX,
+    RESOURCE_GPU,
+    RESOURCE_GPU_SHARED,
+    RESOURCE_PREFIX,
+)
+
+# The resources gpu_sharing_plan places: whole or shared GPUs, renamed shared ones, and MIG instances (any profile).
+PLANNED_RESOURCES = (RESOURCE_GPU, RESOURCE_GPU_SHARED)
+FINISHED_PHASES = ("Succeeded", "Failed")
+
+
+def pod_name(pod):
+    """``namespace/name``: the one way a pod is named in messages, answers and events. ``pod`` is an API pod (its
+    ``metadata``) or this module's summary of one (``namespace`` and ``name``, as ``gpu_pods_by_node`` gives)."""
+    fields = pod.get("metadata") or pod
+    return "%s/%s" % (fields["namespace"], fields["name"])
 
 
 def gpu_requests(pod):
@@ -27,14 +44,51 @@ def gpu_requests(pod):
     return totals
 
 
+def is_planned_resource(resource):
+    return resource in PLANNED_RESOURCES or resource.startswith(MIG_RESOURCE_PREFIX)
+
+
+def planned_requests(pod):
+    """{resource: count} of what a pod requests that gpu_sharing_plan places."""
+    return dict((r, n) for r, n in gpu_requests(pod).items() if is_planned_resource(r) and n > 0)
+
+
+def pending_gpu_pods(pods):
+    """Pods no node holds yet that request planned resources."""
+    pending = []
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") or (pod.get("status") or {}).get("phase") not in (None, "Pending"):
+            continue
+        if planned_requests(pod):
+            pending.append(pod)
+    return pending
+
+
+def _not_scheduled(pod):
+    """The pod's PodScheduled condition when it is False (the scheduler tried and placed it nowhere), else None."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return condition
+    return None
+
+
+def scheduler_reason(pod):
+    """The scheduler's message for a pending pod ("0/3 nodes are available: 3 Insufficient ..."), or None."""
+    condition = _not_scheduled(pod)
+    return condition and (condition.get("message") or condition.get("reason"))
+
+
+def is_unschedulable(pod):
+    """The scheduler tried and found no node for the pod: a pod it has not tried yet may well fit, and is no demand."""
+    condition = _not_scheduled(pod)
+    return bool(condition) and condition.get("reason") == "Unschedulable"
+
+
 def is_active_gpu_pod(pod):
     """A pod bound to a node, not finished, that requests an NVIDIA resource."""
     phase = (pod.get("status") or {}).get("phase")
-    return (
-        bool((pod.get("spec") or {}).get("nodeName"))
-        and phase not in ("Succeeded", "Failed")
-        and bool(gpu_requests(pod))
-    )
+    return bool((pod.get("spec") or {}).get("nodeName")) and phase not in FINISHED_PHASES and bool(gpu_requests(pod))
 
 
 def workload_pods_selector(operator_namespace):
@@ -50,7 +104,7 @@ def workload_pods(pods, operator_namespace):
     return [
         pod
         for pod in pods
-        if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        if (pod.get("status") or {}).get("phase") not in FINISHED_PHASES
         and not (operator_namespace and pod["metadata"].get("namespace") == operator_namespace)
     ]
 
@@ -77,7 +131,7 @@ def gpu_pods_on(pods, node_names):
 
 
 def pod_names(pods):
-    return ["%s/%s" % (pod["namespace"], pod["name"]) for pod in pods]
+    return [pod_name(pod) for pod in pods]
 
 
 def describe_pods_by_node(pods_by_node):

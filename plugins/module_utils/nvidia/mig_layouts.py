@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every MIG layout one GPU of a model can hold, by NVIDIA's rules: the search space of the layout planner (issue 22).
+"""Every MIG layout one GPU of a model can hold, by NVIDIA's rules: the search space of the sharing planner (issue 22).
 
 A layout is a sorted tuple of (GPU-instance profile, count), counts above zero; the empty layout (MIG on, nothing
 partitioned) is one of them. Compute-instance splits (``1c.7g.80gb``) are left out: they divide a GPU instance the

@@ -29,14 +29,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     MIG_STRATEGY_MIXED,
     MIG_STRATEGY_SINGLE,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import mig_profile_of_product
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
-    ALL_DEVICES,
     ALL_DISABLED,
     MIG_PARTED_KEY,
     build_mig_parted_config,
-    gpu_indices,
-    gpu_layout_of,
     is_shipped_config_name,
     mig_configs_of,
     mig_devices_of,
@@ -59,6 +55,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     advertised_mig_devices,
     deploy_label,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layout import (
+    layout_per_gpu,
+    physical_gpu_count,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.config_map_owner import refuse_foreign_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
@@ -76,16 +76,6 @@ STUCK_HINT = (
     "GPU pod runs on the node; once the cause is gone, set nvidia.com/mig.config again and remove leftover "
     "nvidia.com/gpu.deploy.*=paused-for-mig-change labels (set them back to true)"
 )
-
-
-def layout_per_gpu(layout, gpu_count):
-    """A validated layout GPU by GPU: index -> its GPU layout (``nvidia/mig_layouts``' form: sorted (profile, count)
-    pairs, counts above zero; empty with MIG on and no instances), or None where MIG is off."""
-    per_gpu = {}
-    for entry in layout:
-        for index in gpu_indices(entry, gpu_count):
-            per_gpu[index] = gpu_layout_of(entry)
-    return per_gpu
 
 
 def single_strategy_problem(layout, gpu_count):
@@ -256,43 +246,6 @@ def validate_request(request):
             )
     if not request.node_names:
         raise GpuShareError("Say which nodes to reconfigure: nodes.names or nodes.selector.")
-
-
-def current_layout(state, configs, gpu_count=None):
-    """The layout a node's current mig.config label stands for (from ``configs``, the ConfigMap mig-manager reads,
-    else NVIDIA's shipped one) on its ``gpu_count`` GPUs (None: unknown, only ``devices: all`` entries resolve), or
-    None when it cannot be read back."""
-    name = state.mig_config
-    layout = configs.get(name)
-    layout = layout if isinstance(layout, list) else None
-    if layout is None and not is_shipped_config_name(name):
-        return None
-    try:
-        return resolve_shipped_config(
-            name, state.gpu_model, gpu_count, state.name, device_id=state.pci_device_id, layout=layout
-        )
-    except GpuShareError:
-        return None
-
-
-def physical_gpu_count(state, configs):
-    """The node's physical GPUs. GFD's single strategy counts MIG devices in ``gpu.count`` instead, so
-    the count is then derived from the layout the node's label names; None when that is not possible."""
-    profile = mig_profile_of_product(state.product) if state.mig_strategy == MIG_STRATEGY_SINGLE else None
-    if not profile:
-        return state.count
-    layout = current_layout(state, configs)
-    if (
-        not layout
-        or len(layout) != 1
-        or layout[0].get("devices", ALL_DEVICES) != ALL_DEVICES
-        or layout[0].get("device-filter")
-    ):
-        return None
-    per_gpu = (layout[0].get("mig-devices") or {}).get(profile)
-    if not per_gpu or state.count % per_gpu:
-        return None
-    return state.count // per_gpu
 
 
 def _node_layout(request, state, gpu_count, configs, warnings):

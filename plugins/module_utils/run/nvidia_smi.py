@@ -15,6 +15,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.pod_exec import 
     default_container,
     exec_in_pod,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import pod_name
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import LABEL_PRESENT, NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.nvidia_smi import (
     LIST_GPU_INSTANCES_COMMAND,
@@ -42,7 +43,7 @@ def read_node(api_client, pod, timeout):
     is None, with ``error`` saying why."""
     container = default_container(pod)
     report = dict(
-        pod="%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]),
+        pod=pod_name(pod),
         container=container,
         gpus=None,
         gpu_instances=None,

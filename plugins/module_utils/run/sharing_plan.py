@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runner behind gpu_sharing_plan: one LIST of nodes (a second of every node under the single MIG strategy with a
 node_selector: that strategy is the whole cluster's), one of pods, the ClusterPolicy and the MIG ConfigMap
-mig-manager reads, then plan/sharing_plan's answer. Read-only."""
+mig-manager reads, then plan/sharing_planner's answer. Read-only."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,7 +18,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods impor
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import check_options, sharing_plan_answer
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.answer import sharing_plan_answer
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.settings import plan_settings
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
@@ -27,7 +28,7 @@ def run_gpu_sharing_plan(module):
     """gpu_sharing_plan: read, plan, answer; never writes."""
     kube = module.kube
     params = module.params
-    check_options(params)
+    settings = plan_settings(params)
     operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     configs = mig_configs_of(
         kube.get_config_map(namespace=operator.namespace, name=mig_manager_config_map(operator.policy))
@@ -40,12 +41,11 @@ def run_gpu_sharing_plan(module):
     if strategy == MIG_STRATEGY_SINGLE and params["node_selector"]:
         # The strategy is the whole cluster's: nodes outside the selection count too.
         everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes()[0]) if state.is_gpu_node]
-    options = dict(
-        params,
+    settings = settings._replace(
         mig_allowed=cloud_without_mig(nodes) is None,
         mig_strategy=strategy,
-        single_mig_nodes=sorted(state.name for state in everywhere if state.mig_enabled),
+        single_mig_nodes=tuple(sorted(state.name for state in everywhere if state.mig_enabled)),
     )
-    answer = sharing_plan_answer(states, pods, configs, options)
+    answer = sharing_plan_answer(states, pods, configs, settings)
     answer.update(changed=False, namespace=operator.namespace)
     return answer

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpushare.k8s.gpu_demand: an ansible-rulebook event source that gives one event per settled change of the GPU
 demand no node can hold (DOCUMENTATION below, docs/EDA.md). The decisions live in
-plugins/module_utils/plan/gpu_demand.py (unit-tested); this file only runs the watches, in threads of their own since
-the Kubernetes client blocks, hands what they see to it, and hands its events to ansible-rulebook."""
+plugins/module_utils/plan/sharing_planner/demand_events.py (unit-tested); this file only runs the watches, in threads
+of their own since the Kubernetes client blocks, hands what they see to it, and hands its events to ansible-rulebook."""
 
 # As ansible.eda documents its sources; tests/unit/extensions/eda/test_gpu_demand_source.py keeps the options equal
 # to the argument spec the source checks its args with (GPU_DEMAND_ARG_SPEC and the connection options).
@@ -141,7 +141,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.args import gpu_deman
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import KubeApi  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import get_api_client  # noqa: E402
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import follow_forever  # noqa: E402
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.gpu_demand import (  # noqa: E402
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand_events import (  # noqa: E402
     NODES,
     PODS,
     DemandEvents,

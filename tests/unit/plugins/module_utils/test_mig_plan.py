@@ -17,13 +17,15 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import MIG_PARTED_KEY
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layout import (
+    layout_per_gpu,
+    physical_gpu_count,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import VKS, cloud_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
     expected_devices,
-    layout_per_gpu,
-    physical_gpu_count,
     plan_mig,
     single_strategy_problem,
 )

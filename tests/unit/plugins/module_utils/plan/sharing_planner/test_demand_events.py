@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_demand event source's decisions (plan/gpu_demand.py) on API-shaped pods and nodes, with the time handed in:
-which pods are demand, one event per settled burst, no event for a demand already planned, the cool-down."""
+"""The gpu_demand event source's decisions (plan/sharing_planner/demand_events.py) on API-shaped pods and nodes, with
+the time handed in: which pods are demand, one event per settled burst, no event for a demand already planned, the
+cool-down."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +15,7 @@ import dpath
 import pytest
 from k8s_objects import container, pod, t4_node
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.gpu_demand import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand_events import (
     ANY_POOL,
     NODES,
     PODS,

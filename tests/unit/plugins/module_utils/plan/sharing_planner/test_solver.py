@@ -1,15 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""plan/milp's lexicographic solve on programs small enough to solve by hand (the answers are worked out in each test's
-docstring): each of its three ways to prove a level (the relaxation's bound met by the repair, the program itself
-when the repair falls short), the levels kept in order, and a level the time limit stops."""
+"""plan/sharing_planner/solver.py's lexicographic solve on programs small enough to solve by hand (the answers are
+worked out in each test's docstring): each of its three ways to prove a level (the relaxation's bound met by the repair,
+the program itself when the repair falls short), the levels kept in order, and a level the time limit stops."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.milp import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.solver import (
     MAXIMIZE,
     MINIMIZE,
     IntegerProgram,

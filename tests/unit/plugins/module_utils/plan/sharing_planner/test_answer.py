@@ -1,37 +1,28 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpu_sharing_plan's pure part: what it reads of nodes and pods, the given requests, the answer and its module
-arguments (the search itself is test_layout's)."""
+"""gpu_sharing_plan's answer (plan/sharing_planner/answer.py) from API-shaped nodes and pods: the pools, the demand
+read, what each node serves and takes, the unserved and why, the apply arguments (the search itself is test_search's).
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import pytest
-from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node, t4_time_sliced
+from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
-    TIME_SLICING,
-    WHOLE,
-    mig_gpu,
-    shared_gpu,
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.answer import sharing_plan_answer
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import request_resource
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import UNKNOWN, GpuKind
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.settings import (
+    given_request,
+    plan_settings,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import (
-    check_options,
-    config_name_of,
-    current_descriptors,
-    mig_parted_layout,
-    request_resource,
-    scheduler_reason,
-    sharing_plan_answer,
-    smallest_profile,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.supply import current_states
 
-MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 POOL_LABEL = "k8s.scaleway.com/pool-name"
 
 
@@ -59,22 +50,20 @@ def with_pool(body, pool):
     return body
 
 
+CLUSTER_FACTS = ("mig_allowed", "mig_strategy", "single_mig_nodes")
+
+
 def plan(nodes, pods=(), **options):
-    return sharing_plan_answer(states(*nodes), list(pods), {}, dict(dict(read_pods=True), **options))
-
-
-def test_current_states_are_read_from_the_labels_and_the_mig_config_the_node_names():
-    assert current_descriptors(NodeGpuState.from_node(t4_node("t4", count=2)), {}) == (WHOLE, WHOLE)
-    assert current_descriptors(NodeGpuState.from_node(t4_time_sliced("ts", 4)), {}) == (shared_gpu(TIME_SLICING, 4),)
-    balanced = mig_gpu([("1g.10gb", 2), ("2g.20gb", 1), ("3g.40gb", 1)])
-    assert current_descriptors(NodeGpuState.from_node(h100_mig_mixed("h100")), {}) == (balanced, balanced)
+    """The answer for ``options``: the module's parameters, and the cluster facts the runner adds."""
+    params = dict((name, value) for name, value in options.items() if name not in CLUSTER_FACTS)
+    facts = dict((name, value) for name, value in options.items() if name in CLUSTER_FACTS)
+    return sharing_plan_answer(states(*nodes), list(pods), {}, plan_settings(params)._replace(**facts))
 
 
 def test_a_mig_config_that_cannot_be_read_back_is_unknown_and_kept_whole():
     body = h100_mig_mixed("h100")
     body["metadata"]["labels"]["nvidia.com/mig.config"] = "team-layout"
-    descriptors = current_descriptors(NodeGpuState.from_node(body), {})
-    assert descriptors == (("unknown",), ("unknown",))
+    assert current_states(NodeGpuState.from_node(body), {}) == (UNKNOWN, UNKNOWN)
     answer = plan([body])
     assert answer["nodes"]["h100"]["change"] is False
 
@@ -95,7 +84,7 @@ def test_pods_wait_in_the_pool_their_node_selector_names():
     pods = [running("r", "t4-b", "nvidia.com/gpu"), pending("p", "nvidia.com/gpu", pool="b")]
     answer = plan(nodes, pods, pool_label=POOL_LABEL)
     assert answer["pools"]["b"]["demand"] == {"nvidia.com/gpu": 2}
-    assert answer["nodes"]["t4-b"]["mode"] == TIME_SLICING and answer["nodes"]["t4-a"]["change"] is False
+    assert answer["nodes"]["t4-b"]["mode"] == GpuKind.TIME_SLICING and answer["nodes"]["t4-a"]["change"] is False
 
 
 def test_a_pod_naming_no_pool_waits_in_the_one_with_room():
@@ -171,51 +160,9 @@ def test_given_requests_need_a_pool_when_there_are_several():
     ]
 
 
-@pytest.mark.parametrize(
-    "request_, problem",
-    [
-        (dict(count=1), "exactly one of resource, profile, or memory_gib/compute_share"),
-        (dict(resource="nvidia.com/gpu", profile="1g.10gb", count=1), "exactly one of"),
-        (dict(resource="amd.com/gpu", count=1), "not one the planner places"),
-        (dict(profile="big", count=1), "not a MIG profile name"),
-        (dict(profile="1g.10gb", count=0), "count must be 1 or more"),
-        (dict(memory_gib=10, compute_share=1.5, count=1), "compute_share is a fraction"),
-    ],
-)
-def test_bad_requests_are_refused_before_anything_is_read(request_, problem):
-    with pytest.raises(GpuShareError, match=problem):
-        check_options(dict(requests=[request_]))
-
-
-@pytest.mark.parametrize(
-    "options, problem",
-    [
-        (dict(max_replicas=1), "max_replicas is 1; give 2 "),
-        (dict(max_replicas=70091), "max_replicas is 70091; give 2 .* to 70090 .*4 MiB"),
-        (dict(time_limit=0), "time_limit is 0; give the seconds"),
-    ],
-)
-def test_bad_limits_are_refused_before_anything_is_read(options, problem):
-    with pytest.raises(GpuShareError, match=problem):
-        check_options(options)
-    check_options(dict(max_replicas=2, time_limit=0.1))
-    check_options(dict(max_replicas=70090))
-
-
-def test_memory_and_compute_become_the_smallest_profile_that_holds_them():
-    a100 = MODELS["A100 80GB"]
-    assert smallest_profile(a100, 10, 0.1) == "1g.10gb"
-    assert smallest_profile(a100, 15, 0) == "1g.20gb"
-    assert smallest_profile(a100, 30, 0.4) == "3g.40gb"
-    assert smallest_profile(a100, 100, 0) is None
-    assert request_resource(dict(memory_gib=30, compute_share=0.4), [a100], 81920) == ("nvidia.com/mig-3g.40gb", None)
-    assert request_resource(dict(memory_gib=8, compute_share=0.2), [], 15360) == ("nvidia.com/gpu", None)
-    assert request_resource(dict(profile="1g.10gb+me"), [a100], 81920) == ("nvidia.com/mig-1g.10gb.me", None)
-
-
 def test_memory_no_gpu_of_the_pool_holds_is_unserved_with_its_reason_not_planned():
     # A T4 has 15360 MiB (GFD's gpu.memory); 500 GiB is on no GPU, 15 GiB fits a whole T4.
-    assert request_resource(dict(memory_gib=500), [], 15360)[1] == (
+    assert request_resource(given_request(dict(memory_gib=500)), [], 15360).impossible == (
         "it asks for 500 GiB of GPU memory, and the largest GPU of the pool has 15.0 GiB"
     )
     answer = plan([t4_node("t4")], requests=[dict(memory_gib=500, count=2), dict(memory_gib=15, count=1)])
@@ -242,23 +189,6 @@ def test_replicas_stop_at_max_replicas_and_the_rest_is_unserved_with_its_reason(
     assert "shared by at most 10 replicas per GPU: max_replicas" in answer["unserved"][0]["reason"]
 
 
-def test_a_layout_gets_one_entry_per_distinct_gpu_state_and_a_name_of_its_own():
-    split = mig_gpu([("3g.40gb", 2)])
-    layout = mig_parted_layout((split, WHOLE, split))
-    assert layout == [
-        {"devices": [0, 2], "mig-enabled": True, "mig-devices": {"3g.40gb": 2}},
-        {"devices": [1], "mig-enabled": False, "mig-devices": {}},
-    ]
-    assert config_name_of(layout) == config_name_of([dict(entry) for entry in layout])
-    assert config_name_of(layout) != config_name_of(mig_parted_layout((split, split, split)))
-    assert len(config_name_of(layout)) <= 63
-
-
-def test_the_scheduler_reason_is_the_pod_scheduled_message():
-    assert scheduler_reason(pending("p", "nvidia.com/gpu", message="0/3 nodes")) == "0/3 nodes"
-    assert scheduler_reason(pending("p", "nvidia.com/gpu")) is None
-
-
 def test_no_mig_is_planned_while_the_single_strategy_serves_mig_nodes():
     pods = [pending("p", "nvidia.com/mig-3g.20gb")]
     single = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=["gpu-h100-0"])
@@ -266,14 +196,3 @@ def test_no_mig_is_planned_while_the_single_strategy_serves_mig_nodes():
     assert "strategy is single" in single["unserved"][0]["reason"]
     fresh = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=[])
     assert fresh["findings"] == [] and fresh["apply"]["gpu_mig_config"][0]["strategy"] == "mixed"
-
-
-def test_the_modules_defaults_are_the_planners():
-    from ansible_collections.gpushare.k8s.plugins.module_utils.args import SHARING_PLAN_ARG_SPEC
-    from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import (
-        DEFAULT_MAX_REPLICAS,
-        DEFAULT_TIME_LIMIT,
-    )
-
-    assert SHARING_PLAN_ARG_SPEC["max_replicas"]["default"] == DEFAULT_MAX_REPLICAS == 48
-    assert SHARING_PLAN_ARG_SPEC["time_limit"]["default"] == DEFAULT_TIME_LIMIT == 10.0

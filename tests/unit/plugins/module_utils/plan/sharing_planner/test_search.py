@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The layout planner (plan/layout_program's mixed-integer program, solved by HiGHS) scores the same as a search over
-every option of every node, every valid MIG layout of every GPU included (issue 28: "proven, not claimed"). The
-references here share no code with the program: they enumerate options and score them with their own functions; only
-the layout space (nvidia/mig_layouts, tested on its own) is common. The issue's three scarce fleets are checked against
-a counting bound written here."""
+"""The sharing planner's search (plan/sharing_planner: program.py's mixed-integer program, solved by HiGHS) scores the
+same as a search over every option of every node, every valid MIG layout of every GPU included (issue 28: "proven, not
+claimed"). The references here share no code with the program: they enumerate options and score them with their own
+functions; only the layout space (nvidia/mig_layouts, tested on its own) is common. The issue's three scarce fleets are
+checked against a counting bound written here."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,28 +16,30 @@ import random
 
 import pytest
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import mig_resource_name
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    RESOURCE_GPU,
+    RESOURCE_GPU_SHARED,
+    mig_resource_name,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import validate_mig_layout
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout import (
-    MPS,
-    RESOURCE_GPU,
-    RESOURCE_GPU_SHARED,
-    TIME_SLICING,
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import mig_parted_layout
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import (
     UNKNOWN,
     WHOLE,
-    Node,
+    GpuKind,
     mig_gpu,
     shared_gpu,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import plan_pool
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import mig_parted_layout
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import PoolNode
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
 A30 = MODELS["A30 24GB"]
 A100 = MODELS["A100 80GB"]
 H100 = MODELS["H100 80GB HBM3"]
+TIME_SLICING, MPS = GpuKind.TIME_SLICING, GpuKind.MPS
 # The replicas the references try (and the planner may give) per GPU: small, so that every option can be enumerated.
 MAX_REPLICAS = 6
 
@@ -46,16 +48,16 @@ def key(score):
     return (score.served, -score.moved, -score.changed, score.free)
 
 
-def advertises(descriptors):
+def advertises(states):
     """What GPUs in these states advertise, written here apart from the planner's own."""
     supply = {}
-    for descriptor in descriptors:
-        if descriptor[0] == "whole":
+    for state in states:
+        if state.kind == "whole":
             gives = {RESOURCE_GPU: 1}
-        elif descriptor[0] == "mig":
-            gives = dict((mig_resource_name(p), n) for p, n in descriptor[1])
-        elif descriptor[0] in ("time-slicing", "mps"):
-            gives = {RESOURCE_GPU_SHARED if descriptor[2] else RESOURCE_GPU: descriptor[1]}
+        elif state.kind == "mig":
+            gives = dict((mig_resource_name(p), n) for p, n in state.layout)
+        elif state.kind in ("time-slicing", "mps"):
+            gives = {RESOURCE_GPU_SHARED if state.renamed else RESOURCE_GPU: state.replicas}
         else:
             gives = {}
         for resource, count in gives.items():
@@ -86,29 +88,36 @@ def score(nodes, choices, pending):
 
 def make_node(name, model, current, running=None, mig_allowed=True, mps_max=48):
     current = tuple(current)
-    return Node(
-        name, "pool", model, current, advertises(current), dict(running or {}), mig_allowed and bool(model), mps_max
+    return PoolNode(
+        name=name,
+        pool="pool",
+        model=model,
+        current=current,
+        supply=advertises(current),
+        running=dict(running or {}),
+        mig_allowed=mig_allowed and bool(model),
+        mps_max=mps_max,
     )
 
 
-def slices_free(model, descriptor):
-    if descriptor[0] != "mig":
+def slices_free(model, state):
+    if state.kind != "mig":
         return 0
-    return model.compute_slices - sum(n * model.facts[p]["slices"] for p, n in descriptor[1])
+    return model.compute_slices - sum(n * model.facts[p]["slices"] for p, n in state.layout)
 
 
 def stops_pods(old, new):
     kinds = ("mig", "mps", "unknown")
-    return old != new and (old[0] in kinds or new[0] in kinds)
+    return old != new and (old.kind in kinds or new.kind in kinds)
 
 
 def every_option(node, demand, with_mig=True, method=TIME_SLICING, top=MAX_REPLICAS):
-    """Every state the node may take, as (descriptors or None to keep it): kept; every GPU whole; time-sliced or MPS
+    """Every state the node may take, as (states or None to keep it): kept; every GPU whole; time-sliced or MPS
     (as asked, or as now) by 2 up to ``top`` (MPS: and its client limit), renamed or not; and with MIG, every valid
     layout of every GPU (MIG off and the current state too), GPU by GPU."""
     gpus = len(node.current)
     options = [None, (WHOLE,) * gpus]
-    methods = set([method]) | set(d[0] for d in node.current if d[0] in (TIME_SLICING, MPS))
+    methods = set([method]) | set(s.kind for s in node.current if s.kind in (TIME_SLICING, MPS))
     for sharing in sorted(methods):
         for replicas in range(2, (min(top, node.mps_max) if sharing == MPS else top) + 1):
             for rename in (False, True):
@@ -124,12 +133,12 @@ def every_option(node, demand, with_mig=True, method=TIME_SLICING, top=MAX_REPLI
     return options
 
 
-def option_value(node, descriptors):
-    if descriptors is None:
+def option_value(node, states):
+    if states is None:
         return node.supply, 0, 0, sum(slices_free(node.model, d) for d in node.current)
-    changed = sum(1 for old, new in zip(node.current, descriptors) if old != new)
-    moved = sum(node.running.values()) if any(stops_pods(o, n) for o, n in zip(node.current, descriptors)) else 0
-    return advertises(descriptors), moved, changed, sum(slices_free(node.model, d) for d in descriptors)
+    changed = sum(1 for old, new in zip(node.current, states) if old != new)
+    moved = sum(node.running.values()) if any(stops_pods(o, n) for o, n in zip(node.current, states)) else 0
+    return advertises(states), moved, changed, sum(slices_free(node.model, d) for d in states)
 
 
 def node_table(node, demand, resources, allow_moves, method=TIME_SLICING):
@@ -143,8 +152,8 @@ def node_table(node, demand, resources, allow_moves, method=TIME_SLICING):
         if capped not in table or value > table[capped]:
             table[capped] = value
 
-    for descriptors in every_option(node, demand, False, method):
-        supply, moved, changed, free = option_value(node, descriptors)
+    for states in every_option(node, demand, False, method):
+        supply, moved, changed, free = option_value(node, states)
         if not (moved and not allow_moves):
             offer(supply, (-moved, -changed, free))
     if node.mig_allowed:
@@ -215,9 +224,9 @@ def random_gpu(rng, model, profiles):
     return WHOLE
 
 
-def random_running(rng, descriptors):
+def random_running(rng, states):
     running = {}
-    for resource, count in advertises(descriptors).items():
+    for resource, count in advertises(states).items():
         used = rng.randint(0, count) if rng.random() < 0.5 else 0
         if used:
             running[resource] = used
@@ -236,7 +245,7 @@ def random_pool(rng, gpu_count, gpus_per_node, scarce=False):
         node_kind = rng.random()
         if node_kind < 0.35:
             current = [random_gpu(rng, model, node_profiles) for _gpu in range(gpus_per_node)]
-            current = [d if d[0] == "mig" else WHOLE for d in current]
+            current = [s if s.kind == "mig" else WHOLE for s in current]
         elif node_kind < 0.5:
             current = [shared_gpu(TIME_SLICING, rng.randint(2, 3), rng.random() < 0.3)] * gpus_per_node
         elif node_kind < 0.6:
@@ -266,7 +275,7 @@ def assert_planned_as_the_reference(nodes, pending, allow_moves, method=TIME_SLI
         assert all(option_value(node, choice)[1] == 0 for node, choice in zip(nodes, plan.choices))
     # Every layout planned is one the collection's NVIDIA-exact validation (gpu_mig_config's) accepts for the model.
     for node, choice in zip(nodes, plan.choices):
-        if choice and any(descriptor[0] == "mig" for descriptor in choice):
+        if choice and any(state.kind == "mig" for state in choice):
             validate_mig_layout(mig_parted_layout(choice), node.model, len(choice), node.name)
     return plan
 
@@ -384,7 +393,7 @@ def test_mps_replicas_stop_at_the_control_daemons_limit():
 def test_renamed_shared_requests_get_a_renaming_profile():
     node = make_node("l4", None, [WHOLE], mig_allowed=False)
     plan = plan_pool([node], {RESOURCE_GPU_SHARED: 3})
-    assert plan.choices == [(shared_gpu(TIME_SLICING, 3, rename=True),)]
+    assert plan.choices == [(shared_gpu(TIME_SLICING, 3, renamed=True),)]
 
 
 def test_a_second_plan_after_applying_the_first_changes_nothing():
@@ -396,15 +405,6 @@ def test_a_second_plan_after_applying_the_first_changes_nothing():
         applied.append(node._replace(current=current, supply=advertises(current)))
     again = plan_pool(applied, pending)
     assert again.choices == [None] * len(nodes) and again.score.served == plan.score.served
-
-
-def test_identical_nodes_are_one_class_so_the_program_does_not_grow_with_them():
-    from ansible_collections.gpushare.k8s.plugins.module_utils.plan.layout_program import PoolProgram
-
-    demand = {mig_resource_name("1g.10gb"): 100, mig_resource_name("3g.40gb"): 50, RESOURCE_GPU: 30}
-    small = PoolProgram([make_node("n%d" % i, H100, [WHOLE] * 8) for i in range(2)], demand, True, TIME_SLICING, 48)
-    large = PoolProgram([make_node("n%d" % i, H100, [WHOLE] * 8) for i in range(1000)], demand, True, TIME_SLICING, 48)
-    assert len(large.program.names) == len(small.program.names)
 
 
 def test_when_the_time_limit_stops_the_solver_the_plan_is_valid_and_says_it_is_not_proven():

@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_demand event source's decisions (extensions/eda): which pods wait for a plan, the GPU nodes by pool, the
-settle window that turns a burst of changes into one event, when a settled demand is worth a plan, and the event's
-body. Pure: no I/O; the plugin hands in what its LISTs and watches see and the time."""
+"""When demand is worth a plan: the gpu_demand event source's decisions (extensions/eda): which pods wait for a plan,
+the GPU nodes by pool, the settle window that turns a burst of changes into one event, when a settled demand is worth
+a plan, and the event's body. Pure: no I/O; the plugin hands in what its LISTs and watches see and the time. The pods
+it counts are the planner's (nvidia/gpu_pods: pending, unschedulable, asking for planned resources)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,9 +13,11 @@ __metaclass__ = type
 import hashlib
 import json
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_plan import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import (
+    is_unschedulable,
     pending_gpu_pods,
     planned_requests,
+    pod_name,
     scheduler_reason,
 )
 
@@ -28,14 +31,6 @@ NODES = "nodes"
 # handed to the rule engine with dpath, which refuses an empty key, and its event reader then ends without a word
 # (issue 37). Every key of an event is a pool, a resource, or a field name.
 ANY_POOL = "*"
-
-
-def is_unschedulable(pod):
-    """The scheduler tried and found no node for the pod: a pod it has not tried yet may well fit, and is no demand."""
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return condition.get("reason") == "Unschedulable"
-    return False
 
 
 def pool_of(labels_or_selector, pool_label):
@@ -63,10 +58,6 @@ def waiting_pod(pod, pool_label):
         requests=planned_requests(pod),
         reason=scheduler_reason(pod),
     )
-
-
-def pod_key(pod):
-    return "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
 
 
 def demand_of(waiting):
@@ -176,7 +167,7 @@ class DemandEvents(object):
         before = self._state()
         if kind == PODS:
             if event_type == "DELETED":
-                self.pods.pop(pod_key(obj), None)
+                self.pods.pop(pod_name(obj), None)
             else:
                 self._see_pod(obj)
         elif event_type == "DELETED":
@@ -188,9 +179,9 @@ class DemandEvents(object):
     def _see_pod(self, pod):
         waiting = waiting_pod(pod, self.pool_label)
         if waiting:
-            self.pods[pod_key(pod)] = waiting
+            self.pods[pod_name(pod)] = waiting
         else:
-            self.pods.pop(pod_key(pod), None)
+            self.pods.pop(pod_name(pod), None)
 
     def _node_pool(self, node):
         return pool_of(node["metadata"].get("labels"), self.pool_label)
@@ -256,7 +247,7 @@ def event_body(pool_label, demand, pods, nodes, reasons):
     nodes per pool, why it was given, and a fingerprint of all but the reason: the rulebook's throttle groups by it,
     so the same pods waiting on the same nodes are not planned twice within its window (a restarted source gives
     their event again), while other pods with the same requests are."""
-    waiting = ["%s/%s" % (pod["namespace"], pod["name"]) for pod in pods]
+    waiting = [pod_name(pod) for pod in pods]
     fingerprint = hashlib.sha256(json.dumps([pool_label, demand, waiting, nodes], sort_keys=True).encode()).hexdigest()[
         :16
     ]

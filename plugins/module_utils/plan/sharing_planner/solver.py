@@ -12,7 +12,7 @@ than one of a value proves it:
 
 1. the bound: the program with its ``relaxed`` variables continuous. It is a relaxation, so its dual bound bounds the
    level;
-2. the repair: the program itself with its choices (the integer variables neither ``relaxed`` nor ``derived``) fixed
+2. the repair: the program itself with its decisions (the integer variables neither ``relaxed`` nor ``derived``) fixed
    where the bound's solution put them, and the objective held to the bound by a row. A solution of the repair that
    reaches the bound is the best there is: the level is proven;
 3. when the repair reaches less: the program itself, from the best solution so far, with the bound kept as a row (it is
@@ -69,7 +69,7 @@ class SolverMissing(Exception):
 class IntegerProgram(object):
     """Variables (integer unless said otherwise) with bounds, and rows ``lower <= sum(coefficient * variable) <=
     upper``. An integer variable is ``relaxed`` when it is continuous in the bounding solve, ``derived`` when it follows
-    from the others (left free in the repair); every other integer variable is a choice (module docstring)."""
+    from the others (left free in the repair); every other integer variable is a decision (module docstring)."""
 
     def __init__(self):
         self.lower, self.upper, self.integer, self.names = [], [], [], []
@@ -85,7 +85,7 @@ class IntegerProgram(object):
         self.names.append(name)
         return len(self.names) - 1
 
-    def choices(self):
+    def decisions(self):
         return [
             index
             for index, (integer, relaxed, derived) in enumerate(zip(self.integer, self.relaxed, self.derived))
@@ -248,20 +248,20 @@ def _run(solver, program, objective, deadline, start=None):
 
 
 def _repair(solver, program, objective, relaxed_values, deadline):
-    """The program with its choices fixed where the bound's solution put them: its best solution, or None."""
-    choices = program.choices()
-    columns = numpy.array(choices, dtype=numpy.int32)
-    fixed = numpy.array([round(relaxed_values[index]) for index in choices], dtype=numpy.float64)
-    solver.changeColsBounds(len(choices), columns, fixed, fixed)
+    """The program with its decisions fixed where the bound's solution put them: its best solution, or None."""
+    decisions = program.decisions()
+    columns = numpy.array(decisions, dtype=numpy.int32)
+    fixed = numpy.array([round(relaxed_values[index]) for index in decisions], dtype=numpy.float64)
+    solver.changeColsBounds(len(decisions), columns, fixed, fixed)
     try:
         found, _bound = _run(solver, program, objective, deadline)
         found = found if found is not None and _feasible(program, found) else None
     finally:
         solver.changeColsBounds(
-            len(choices),
+            len(decisions),
             columns,
-            numpy.array([program.lower[index] for index in choices], dtype=numpy.float64),
-            numpy.array([program.upper[index] for index in choices], dtype=numpy.float64),
+            numpy.array([program.lower[index] for index in decisions], dtype=numpy.float64),
+            numpy.array([program.upper[index] for index in decisions], dtype=numpy.float64),
         )
     return found
 

@@ -1,0 +1,224 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_sharing_plan's answer, from what the cluster shows: the supply (supply.py) and the demand (demand.py) per pool,
+each pool's plan (search.py), and per node the GPU states it should take and what it serves, the requests left
+unserved and why, and the apply arguments (apply.py) that get there. Pure: no I/O."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+from collections import deque, namedtuple
+
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    MIG_STRATEGY_SINGLE,
+    mig_profile_of_resource,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import PLANNED_RESOURCES
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import (
+    Change,
+    apply_arguments,
+    node_mode,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import (
+    read_demand,
+    running_by_node,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import outcome, pool_demand
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.supply import pool_models, supply_of
+
+# What one node serves once planned ({resource: count}) and the requesters it takes (their names).
+Serving = namedtuple("Serving", "served taken")
+# Why no MIG change may be planned (for the unserved), and the finding that says so; both None when MIG may be planned.
+MigBlock = namedtuple("MigBlock", "reason finding")
+# One pool's part of the answer: its nodes' entries ({name: entry}), the pool's entry, its unserved entries and its
+# changes ([Change]).
+PoolAnswer = namedtuple("PoolAnswer", "nodes entry unserved changes")
+
+
+def assign_serving(nodes, choices, requesters, running_pods):
+    """What each node serves, and which requesters it takes: first the pods it keeps running, then the ``requesters``
+    waiting ([Requester]: pending pods, given requests) and the pods that move (``running_pods``: {node:
+    [Requester]}), in node order (any node of the pool can take any request of its resource). A Serving per node."""
+    queues = {}
+
+    def enqueue(requester):
+        for resource, count in sorted(requester.requests.items()):
+            queues.setdefault(resource, deque()).append([requester.name, count])
+
+    for requester in requesters:
+        enqueue(requester)
+    kept_and_free = []
+    for node, choice in zip(nodes, choices):
+        result = outcome(node, choice)
+        gives = dict(result.supply)
+        kept = {}
+        if result.moved:
+            for requester in running_pods.get(node.name, []):
+                enqueue(requester)
+        else:
+            for resource, count in node.running.items():
+                kept[resource] = min(count, gives.get(resource, 0))
+                gives[resource] = gives.get(resource, 0) - kept[resource]
+        kept_and_free.append((kept, gives))
+    result = []
+    for kept, gives in kept_and_free:
+        served, taken = dict(kept), []
+        for resource, count in sorted(gives.items()):
+            queue = queues.get(resource, ())
+            while count > 0 and queue:
+                name, wanted = queue[0]
+                share = min(count, wanted)
+                served[resource] = served.get(resource, 0) + share
+                count -= share
+                if name not in taken:
+                    taken.append(name)
+                if share == wanted:
+                    queue.popleft()
+                else:
+                    queue[0][1] -= share
+        result.append(Serving(dict((r, n) for r, n in served.items() if n), taken))
+    return result
+
+
+def unserved_reason(pool, resource, nodes, settings, mig_blocked=None):
+    """Why part of a pool's demand for ``resource`` stays unserved, for the user (``mig_blocked``: why no MIG change is
+    planned anywhere, if so)."""
+    where = "pool %s" % pool if pool else "the selected nodes"
+    if resource in PLANNED_RESOURCES:
+        where += " (shared by at most %d replicas per GPU: max_replicas%s)" % (
+            settings.max_replicas,
+            ", or MPS's client limit" if any(node.mps_max for node in nodes) else "",
+        )
+    profile = mig_profile_of_resource(resource)
+    if profile:
+        models = pool_models(nodes)
+        if mig_blocked:
+            return mig_blocked
+        if not models:
+            return "no node of %s may take MIG (their GPUs have no MIG, or the platform offers none)" % where
+        if not any(profile in model.profiles for model in models):
+            return "no GPU model in %s has the MIG profile %s (%s)" % (
+                where,
+                profile,
+                ", ".join("%s: %s" % (m.name, ", ".join(sorted(m.profiles))) for m in models),
+            )
+    if not settings.allow_moves and any(node.running for node in nodes):
+        return (
+            "the GPUs of %s are all taken, or run pods that stay where they are (allow_moves: false lets no pod "
+            "move)" % where
+        )
+    return "the GPUs of %s are all taken by the requests served" % where
+
+
+def mig_block(settings):
+    """The MigBlock of the settings. The layouts are planned for the mixed strategy, and switching a cluster on single
+    to it would change what its MIG nodes advertise (nvidia.com/gpu becomes nvidia.com/mig-<profile>) under the pods
+    that use them."""
+    nodes = settings.single_mig_nodes
+    if settings.mig_strategy != MIG_STRATEGY_SINGLE or not nodes:
+        return MigBlock(None, None)
+    return MigBlock(
+        "no MIG change is planned while the cluster's MIG strategy is single (see findings)",
+        "the cluster's MIG strategy is single and %s run MIG under it: switching to mixed, which planned layouts "
+        "need, would change what they advertise, so no MIG change is planned; switch the cluster to mixed first "
+        "(gpu_mig_config strategy: mixed) to plan with MIG" % ", ".join(nodes),
+    )
+
+
+def answer_pool(pool, nodes, waiting, requesters, running_pods, settings, mig_blocked, time_limit):
+    """One pool's plan, as the answer gives it: a PoolAnswer."""
+    plan = plan_pool(nodes, waiting, settings.allow_moves, settings.method, settings.max_replicas, time_limit)
+    demand = pool_demand(nodes, waiting)
+    answer_nodes, changes = {}, []
+    for node, choice, serving in zip(
+        nodes, plan.choices, assign_serving(nodes, plan.choices, requesters, running_pods)
+    ):
+        result = outcome(node, choice)
+        mode = node_mode(node.current if choice is None else choice)
+        answer_nodes[node.name] = dict(
+            pool=pool,
+            gpu_model=node.model.name if node.model else None,
+            gpus=len(node.current),
+            change=choice is not None,
+            mode=mode.mode,
+            layout=mode.layout,
+            replicas=mode.replicas,
+            supply=result.supply,
+            serves=serving.served,
+            takes=serving.taken,
+            pods_to_move=[pod.name for pod in running_pods.get(node.name, [])] if result.moved else [],
+        )
+        if choice is not None:
+            changes.append(Change(node, choice, node.running))
+    unserved = [
+        dict(
+            pool=pool,
+            resource=resource,
+            count=count - plan.served.get(resource, 0),
+            reason=unserved_reason(pool, resource, nodes, settings, mig_blocked),
+        )
+        for resource, count in sorted(demand.items())
+        if count > plan.served.get(resource, 0)
+    ]
+    entry = dict(
+        nodes=len(nodes),
+        gpus=sum(len(node.current) for node in nodes),
+        demand=demand,
+        served=plan.score.served,
+        pods_moved=plan.score.moved,
+        gpus_changed=plan.score.changed,
+        free_slices=plan.score.free,
+        exact=plan.exact,
+        bound=dict((name, None if value is None else int(value)) for name, value in plan.bound.items()),
+    )
+    return PoolAnswer(answer_nodes, entry, unserved, changes)
+
+
+def sharing_plan_answer(observed_nodes, pods, configs, settings):
+    """The whole answer. ``observed_nodes``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold
+    or wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``settings``: the task's PlanSettings
+    (settings.py), with the cluster facts the runner read."""
+    blocked = mig_block(settings)
+    running = running_by_node(pods, set(observed.name for observed in observed_nodes))
+    supply = supply_of(
+        observed_nodes, configs, running.held, settings.pool_label, settings.mig_allowed and not blocked.reason
+    )
+    demand = read_demand(pods, supply, settings)
+    answer = dict(
+        nodes={},
+        pools={},
+        pending_pods=demand.pending_pods,
+        unserved=demand.unservable,
+        findings=[blocked.finding] if blocked.finding else [],
+    )
+    changes = []
+    # The time limit is the whole plan's: each pool may take an equal share of what the pools before it left.
+    deadline = time.monotonic() + settings.time_limit
+    for number, (pool, nodes) in enumerate(sorted(supply.pools.items())):
+        share = max(0.0, deadline - time.monotonic()) / (len(supply.pools) - number)
+        part = answer_pool(
+            pool,
+            nodes,
+            demand.waiting[pool],
+            demand.requesters[pool],
+            running.pods,
+            settings,
+            blocked.reason,
+            share,
+        )
+        answer["nodes"].update(part.nodes)
+        answer["pools"][pool] = part.entry
+        answer["unserved"].extend(part.unserved)
+        changes.extend(part.changes)
+    answer["unserved"].extend(
+        dict(pool=None, resource=", ".join(sorted(entry["requests"])), count=1, reason="no GPU node is selected")
+        for entry in demand.pending_pods
+        if entry["pool"] is None
+    )
+    answer["apply"] = apply_arguments(changes, settings.allow_moves)
+    answer["nodes_to_change"] = sorted(change.node.name for change in changes)
+    return answer
