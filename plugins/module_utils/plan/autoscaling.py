@@ -24,7 +24,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     NodeGpuState,
     is_label_value,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     ACCELERATOR_LABEL,
     AUTOSCALER_GPU_LABEL,
     CLUSTER_AUTOSCALER,

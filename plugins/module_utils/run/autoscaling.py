@@ -14,7 +14,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     plan_node_autoscaling_labels,
     plan_openshift_autoscaling,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
     MACHINE_AUTOSCALER,

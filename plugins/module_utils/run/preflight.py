@@ -11,7 +11,7 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
     MACHINE_AUTOSCALER,

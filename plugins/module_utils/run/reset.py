@@ -35,13 +35,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import re
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned, plan_access, write_replanning
 
 
-def run_reset(module):
+def run_gpu_reset(module):
     """gpu_reset."""
     params = module.params
     kube = module.kube
     operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     if params["restore"]:
-        return run_restore(module, kube, operator)
+        return _restore(module, kube, operator)
 
     node_names = resolve_node_names(kube, params["nodes"])
     read = {}  # the latest node LIST (items, resourceVersion)
@@ -133,7 +133,7 @@ def run_reset(module):
     return result
 
 
-def run_restore(module, kube, operator):
+def _restore(module, kube, operator):
     """Put back what the collection's restore records hold, for the policy, its ConfigMaps and nodes."""
     params = module.params
     read = {}  # the latest node LIST (items, resourceVersion)

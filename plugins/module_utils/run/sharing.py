@@ -42,17 +42,17 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import (
 )
 
 
-def run_timeslicing(module):
+def run_gpu_timeslicing(module):
     """gpu_timeslicing."""
-    return run_sharing_profile(module, METHOD_TIME_SLICING, "time-slicing", resources=module.params["resources"])
+    return _make_profile(module, METHOD_TIME_SLICING, "time-slicing", resources=module.params["resources"])
 
 
-def run_mps(module):
+def run_gpu_mps(module):
     """gpu_mps."""
-    return run_sharing_profile(module, METHOD_MPS, "mps")
+    return _make_profile(module, METHOD_MPS, "mps")
 
 
-def run_sharing_profile(module, method, default_key, resources=None):
+def _make_profile(module, method, default_key, resources=None):
     """Make profile ``config_key`` of ``method`` ('time-slicing' or 'mps') present or absent."""
     params = module.params
     kube = module.kube

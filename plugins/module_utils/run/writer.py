@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, FORBIDDEN, GpuShareError, access_hint
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import CLUSTER_POLICY_GROUP, CLUSTER_POLICY_PLURAL
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import OPENSHIFT_KINDS
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import OPENSHIFT_KINDS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
 
 # The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
