@@ -59,7 +59,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layou
     layout_per_gpu,
     physical_gpu_count,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import platform_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.config_map_owner import refuse_foreign_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     Fleet,
@@ -67,6 +66,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     on_version_read,
     recorded,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import platform_without_mig
 
 MIG_PARTED_CONFIG_FILES = "mig-parted config files"
 

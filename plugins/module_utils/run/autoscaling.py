@@ -14,6 +14,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     plan_node_autoscaling_labels,
     plan_openshift_autoscaling,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
@@ -22,7 +23,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import
     OPENSHIFT,
     detect_platform,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned

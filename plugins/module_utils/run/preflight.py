@@ -11,6 +11,7 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
@@ -18,7 +19,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import
     MACHINESET,
     detect_platform,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight.checks import (
     ERROR,
     finding,

@@ -21,7 +21,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layou
     layout_per_gpu,
     physical_gpu_count,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import VKS, platform_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
@@ -29,6 +28,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     plan_mig,
     single_strategy_problem,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import VKS, platform_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION
 
 NAMESPACE = "nvidia-gpu-operator"
