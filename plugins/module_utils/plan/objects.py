@@ -56,9 +56,6 @@ class ObjectWrites(object):
         self.before = {}
         self.after = {}
         self.warnings = []
-        self.conflicts = 0  # 409 Conflicts met while writing, each followed by a fresh read and plan
-        self.written = []  # what run/writer.py wrote of this plan, once it wrote it all
-        self.node_versions = {}  # node name -> the resourceVersion run/writer.py's label patch left it at
 
     @property
     def config_map_create(self):

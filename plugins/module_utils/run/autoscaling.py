@@ -39,7 +39,7 @@ def run_gpu_autoscaling(module):
     machine_api_namespace = params["machine_api_namespace"]
 
     def read_and_plan():
-        nodes = kube.list_nodes()[0]
+        nodes = kube.list_nodes().items
         machinesets = _in_namespace(kube.list_custom_objects(*MACHINESET), machine_api_namespace)
         platform = detect_platform(nodes, machinesets)
         if platform == OPENSHIFT:

@@ -8,10 +8,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest, plan_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import plan_mig_change, wait_for_mig_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import (
+    read_mig_config_maps,
+    wait_for_mig_plan,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
@@ -31,9 +34,22 @@ def run_gpu_mig_config(module):
         config_map=params["config_map"],
         strategy=params["strategy"],
     )
-    nodes = kube.list_nodes()[0]
-    fleet = Fleet(nodes)
-    plan = plan_mig_change(kube, operator, request, nodes)
+
+    def read_and_plan(operator=None):
+        operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
+        listed = kube.list_nodes()
+        config_maps = read_mig_config_maps(kube, operator, request)
+        return Planned(
+            operator,
+            plan_mig(
+                request, operator.policy, config_maps.active, config_maps.target, listed.items, operator.namespace
+            ),
+            listed=listed,
+        )
+
+    planned = read_and_plan(operator)
+    plan = planned.plan
+    fleet = Fleet(planned.listed.items)
     for warning in plan.warnings:
         module.ansible.warn(warning)
 
@@ -61,12 +77,8 @@ def run_gpu_mig_config(module):
     # A re-plan after a conflict finds this task's own labels: the nodes this plan checked keep that check.
     request.checked_nodes = frozenset(plan.layouts)
 
-    def read_and_plan():
-        current = find_operator(kube, params["cluster_policy"], params["namespace"])
-        return Planned(current, plan_mig_change(kube, current, request, kube.list_nodes()[0]))
-
     def change():
-        written = write_replanning(kube, Planned(operator, plan), read_and_plan).plan
+        written = write_replanning(kube, planned, read_and_plan)
         return wait_for_mig_plan(kube, written, params["wait_timeout"]) if params["wait"] else {}
 
     final = guard.run(

@@ -59,7 +59,7 @@ def run_gpu_preflight(module):
         config_map_name = device_plugin_config_of(policy)[0]
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-        daemonsets = kube.list_daemon_sets(namespace=namespace)[0]
+        daemonsets = kube.list_daemon_sets(namespace=namespace).items
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods()
     openshift = {}

@@ -40,7 +40,7 @@ def run_gpu_sharing_plan(module):
     everywhere = states
     if strategy == MIG_STRATEGY_SINGLE and params["node_selector"]:
         # The strategy is the whole cluster's: nodes outside the selection count too.
-        everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes()[0]) if state.is_gpu_node]
+        everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes().items) if state.is_gpu_node]
     settings = settings._replace(
         mig_allowed=platform_without_mig(nodes) is None,
         mig_strategy=strategy,
