@@ -36,15 +36,8 @@ def run_gpu_mig_config(module):
     )
 
     def read_and_plan(operator=None):
-        operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
-        listed = kube.list_nodes()
-        config_maps = read_mig_config_maps(kube, operator, request)
-        return Planned(
-            operator,
-            plan_mig(
-                request, operator.policy, config_maps.active, config_maps.target, listed.items, operator.namespace
-            ),
-            listed=listed,
+        return _read_and_plan(
+            kube, operator or find_operator(kube, params["cluster_policy"], params["namespace"]), request
         )
 
     planned = read_and_plan(operator)
@@ -87,3 +80,11 @@ def run_gpu_mig_config(module):
     result.update(guard.fields())
     record_after(result, fleet, final)
     return result
+
+
+def _read_and_plan(kube, operator, request):
+    """The nodes and the mig-parted ConfigMaps read, and ``request`` planned against them (validating every node)."""
+    listed = kube.list_nodes()
+    config_maps = read_mig_config_maps(kube, operator, request)
+    plan = plan_mig(request, operator.policy, config_maps.active, config_maps.target, listed.items, operator.namespace)
+    return Planned(operator, plan, listed=listed)

@@ -47,20 +47,7 @@ def run_gpu_reset(module):
 
     def read_and_plan(operator=None):
         operator = operator or find_operator(kube, params["cluster_policy"], params["namespace"])
-        config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
-        listed = kube.list_nodes()
-        plan = plan_reset(
-            operator.namespace,
-            config_map_name,
-            operator.policy,
-            kube.get_config_map(namespace=operator.namespace, name=config_map_name),
-            listed.items,
-            node_names=node_names,
-            config_key=params["config_key"],
-            remove_profiles=params["remove_profiles"],
-            restart=params["restart_device_plugin"],
-        )
-        return Planned(operator, plan, listed=listed)
+        return _read_and_plan_reset(kube, params, operator, node_names)
 
     planned = read_and_plan(operator)
     plan = planned.plan
@@ -89,21 +76,11 @@ def run_gpu_reset(module):
         return result
 
     def change():
-        final = {}
-        if mig_planned:
-            final.update(_write_mig_part(kube, params, mig_planned, mig_nodes))
+        final = _write_mig_part(kube, params, mig_planned, mig_nodes) if mig_planned else {}
         written = write_replanning(kube, planned, read_and_plan)
         if params["wait"] and written.expectations:
-            final.update(
-                wait_for_node_expectations(
-                    kube,
-                    written.expectations,
-                    params["wait_timeout"],
-                    "%d node(s) to be unshared" % len(written.expectations),
-                    # After a MIG change the planning LIST is stale: a fresh one, so the result shows both parts.
-                    listed=None if mig_planned else written.planned.listed,
-                )
-            )
+            # After a MIG change the planning LIST is stale: a fresh one, so the result shows both parts.
+            final.update(_wait_unshared(kube, params, written, None if mig_planned else written.planned.listed))
         return final
 
     accesses = plan_access(kube, operator, plan) + (
@@ -113,6 +90,35 @@ def run_gpu_reset(module):
     result.update(guard.fields())
     record_after(result, fleet, final)
     return result
+
+
+def _wait_unshared(kube, params, written, listed):
+    """Wait for the nodes of the device-plugin part, as ``written``, to show they are unshared."""
+    return wait_for_node_expectations(
+        kube,
+        written.expectations,
+        params["wait_timeout"],
+        "%d node(s) to be unshared" % len(written.expectations),
+        listed=listed,
+    )
+
+
+def _read_and_plan_reset(kube, params, operator, node_names):
+    """The nodes and the device plugin's ConfigMap read, and the reset of its profiles and labels planned."""
+    config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
+    listed = kube.list_nodes()
+    plan = plan_reset(
+        operator.namespace,
+        config_map_name,
+        operator.policy,
+        kube.get_config_map(namespace=operator.namespace, name=config_map_name),
+        listed.items,
+        node_names=node_names,
+        config_key=params["config_key"],
+        remove_profiles=params["remove_profiles"],
+        restart=params["restart_device_plugin"],
+    )
+    return Planned(operator, plan, listed=listed)
 
 
 def _read_and_plan_mig(kube, operator, request, nodes):
