@@ -37,7 +37,7 @@ def pods_watch(request):
 
 
 def listed_version(api):
-    return api.list_nodes()[1]
+    return api.list_nodes().resource_version
 
 
 def marked_since(kube, api):

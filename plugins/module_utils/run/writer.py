@@ -150,7 +150,7 @@ def _object_steps(kube, plan, kinds, deletes):
 
 def plan_steps(kube, operator, plan, node_versions=None):
     """The plan's writes in their safe order, as ``Step``s; the label step puts each node's resourceVersion after
-    its patch into ``node_versions`` (a dict; none when None)."""
+    its patch into ``node_versions`` (a dict, when given)."""
     receipts = {} if node_versions is None else node_versions
     namespace = operator.namespace if operator is not None else None  # None: a plan of no operator object
     steps = []
