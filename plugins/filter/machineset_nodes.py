@@ -50,7 +50,7 @@ _value:
   sample: {"gpu-a": ["ip-10-0-1-17.ec2.internal"]}
 """
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import machineset_node_names
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import machineset_node_names
 
 
 def machineset_nodes(machines):

@@ -10,6 +10,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.rbac import rbac_grants
+
 # The HTTP statuses the collection acts on.
 NOT_FOUND = 404
 CONFLICT = 409
@@ -17,70 +19,8 @@ GONE = 410
 TOO_MANY_REQUESTS = 429
 FORBIDDEN = 403
 
-# The roles roles/rbac/files/ ships (docs/RBAC.md), as (kind, name, ("<API group> <resource>: <verbs>", ...)),
-# "core" for the core group; the 403 message names the ones granting what was refused.
-# tests/unit/plugins/module_utils/test_errors_rbac.py checks this table against those files.
-RBAC_ROLES = (
-    (
-        "ClusterRole",
-        "gpushare-viewer",
-        (
-            "core nodes: list watch",
-            "core pods: list watch",
-            "core events: list watch",
-            "core namespaces: get",
-            "core resourcequotas: get list",
-            "apps daemonsets: get list watch",
-            "apps deployments: get list watch",
-            "nvidia.com clusterpolicies: list",
-            "machine.openshift.io machinesets: list",
-            "machine.openshift.io machines: list",
-            "autoscaling.openshift.io machineautoscalers: list",
-            "autoscaling.openshift.io clusterautoscalers: list",
-        ),
-    ),
-    (
-        "ClusterRole",
-        "gpushare-sharing",
-        ("core nodes: patch", "core pods/eviction: create", "nvidia.com clusterpolicies: patch"),
-    ),
-    (
-        "ClusterRole",
-        "gpushare-readiness",
-        (
-            "nvidia.com clusterpolicies: patch",
-            "core resourcequotas: create patch delete",
-            "core pods: create delete",
-            "apps deployments: create delete",
-            "machine.openshift.io machinesets: patch",
-            "autoscaling.openshift.io machineautoscalers: create patch",
-            "autoscaling.openshift.io clusterautoscalers: patch",
-            "core nodes: patch",
-        ),
-    ),
-    ("Role", "gpushare-viewer", ("core configmaps: get list", "core secrets: get")),
-    ("Role", "gpushare-sharing", ("core configmaps: create patch delete", "apps daemonsets: patch")),
-    (
-        "Role",
-        "gpushare-readiness",
-        ("core secrets: create patch delete", "core configmaps: create patch delete", "apps daemonsets: patch"),
-    ),
-    ("Role", "gpushare-diagnostics", ("core pods/exec: get create",)),
-)
 # The API server's 403 message: 'User "u" cannot patch resource "nodes" in API group "" at the cluster scope'.
 _FORBIDDEN_RE = re.compile(r'cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]*)")?')
-
-
-def rbac_grants():
-    """The shipped roles' rules as (kind, role, API group, resource, verb), "" for the core group, in table order."""
-    grants = []
-    for kind, role, rules in RBAC_ROLES:
-        for rule in rules:
-            target, verbs = rule.split(": ")
-            group, resource = target.split(" ")
-            for verb in verbs.split():
-                grants.append((kind, role, "" if group == "core" else group, resource, verb))
-    return grants
 
 
 class GpuShareError(Exception):

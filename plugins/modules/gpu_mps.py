@@ -127,11 +127,11 @@ nodes:
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import MPS_ARG_SPEC, PROFILE_REQUIRED_IF
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_mps
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_gpu_mps
 
 
 def main():
-    GpuShareModule(MPS_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_mps)
+    GpuShareModule(MPS_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_gpu_mps)
 
 
 if __name__ == "__main__":

@@ -177,11 +177,11 @@ restored:
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import RESET_ARG_SPEC, RESET_MODULE_KWARGS
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.reset import run_reset
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.reset import run_gpu_reset
 
 
 def main():
-    GpuShareModule(RESET_ARG_SPEC, **RESET_MODULE_KWARGS).run(run_reset)
+    GpuShareModule(RESET_ARG_SPEC, **RESET_MODULE_KWARGS).run(run_gpu_reset)
 
 
 if __name__ == "__main__":

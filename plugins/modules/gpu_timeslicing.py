@@ -141,11 +141,11 @@ nodes:
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.ansible_module import GpuShareModule
 from ansible_collections.gpushare.k8s.plugins.module_utils.args import PROFILE_REQUIRED_IF, TIMESLICING_ARG_SPEC
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_timeslicing
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.sharing import run_gpu_timeslicing
 
 
 def main():
-    GpuShareModule(TIMESLICING_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_timeslicing)
+    GpuShareModule(TIMESLICING_ARG_SPEC, required_if=PROFILE_REQUIRED_IF).run(run_gpu_timeslicing)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def pods_watch(request):
 
 
 def listed_version(api):
-    return api.list_nodes()[1]
+    return api.list_nodes().resource_version
 
 
 def marked_since(kube, api):
@@ -256,7 +256,7 @@ def test_the_writer_refuses_before_any_write_what_the_identity_may_not_do(cluste
         },
     )
     plan = ObjectWrites()
-    plan.create_config_map = {"time-slicing": "version: v1\n"}
+    plan.config_map_create = {"time-slicing": "version: v1\n"}
     plan.policy_patch = {"spec": {"devicePlugin": {"config": {"name": "time-slicing-config"}}}}
     plan.node_patches = {"gpu-a100-0": {"metadata": {"labels": {"nvidia.com/device-plugin.config": "time-slicing"}}}}
     operator = OperatorInstall({"metadata": {"name": "cluster-policy"}}, namespace, None)

@@ -68,7 +68,7 @@ def test_a_conflict_is_read_and_planned_again_and_keeps_the_other_writers_record
     planned = set_key(kube, namespace, "a", "A")
     other_run_writes(config_maps, namespace, "b", "B", {"data": {"b": None}})
 
-    written = write_replanning(kube, planned, lambda: set_key(kube, namespace, "a", "A"), pause=0).plan
+    written = write_replanning(kube, planned, lambda: set_key(kube, namespace, "a", "A"), pause=0)
 
     assert written.conflicts == 1
     stored = config_maps.read()
@@ -84,7 +84,7 @@ def test_a_record_already_written_by_the_other_run_is_kept_as_the_value_before(k
     planned = set_key(kube, namespace, "k", "A")
     other_run_writes(config_maps, namespace, "k", "B", {"data": {"k": "seed"}})
 
-    written = write_replanning(kube, planned, lambda: set_key(kube, namespace, "k", "A"), pause=0).plan
+    written = write_replanning(kube, planned, lambda: set_key(kube, namespace, "k", "A"), pause=0)
 
     assert written.conflicts == 1
     stored = config_maps.read()

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+from collections import namedtuple
 from http.client import HTTPException
 from urllib.parse import quote
 
@@ -36,10 +37,19 @@ try:
 except ImportError:  # reported by GpuShareModule
     HTTPError = None
 
+# What a LIST a watch may follow returns: its ``items`` (API dicts) and the list's ``resource_version``, to start the
+# watch from (kube/wait.py).
+Listed = namedtuple("Listed", ["items", "resource_version"])
+
 CLUSTER_POLICY_GROUP = "nvidia.com"
 CLUSTER_POLICY_VERSION = "v1"
 CLUSTER_POLICY_PLURAL = "clusterpolicies"
 MERGE_PATCH = "application/merge-patch+json"
+
+
+def _listed(body):
+    """The ``Listed`` of a LIST's answer."""
+    return Listed(body["items"], body["metadata"]["resourceVersion"])
 
 
 def _json(response):
@@ -191,9 +201,8 @@ class KubeApi(object):
     # --- nodes -----------------------------------------------------------------------------
     @api_call("list nodes")
     def list_nodes(self, label_selector=None):
-        """All nodes (or those matching the selector) and the list's resourceVersion, for a watch."""
-        body = self._list(NODES, labelSelector=label_selector)
-        return body["items"], body["metadata"]["resourceVersion"]
+        """All nodes (or those matching the selector) and the list's resourceVersion, for a watch: a ``Listed``."""
+        return _listed(self._list(NODES, labelSelector=label_selector))
 
     @api_call("patch node {name}", write=True)
     def patch_node(self, name, patch):
@@ -261,8 +270,7 @@ class KubeApi(object):
     @api_call("list pods on node {node_name}")
     def list_pods_on_node(self, node_name):
         """The pods bound to a node and the list's resourceVersion, for a watch."""
-        body = self._list(PODS, fieldSelector="spec.nodeName=%s" % node_name)
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(PODS, fieldSelector="spec.nodeName=%s" % node_name))
 
     def watch_pods_on_node(self, node_name, resource_version, timeout_seconds):
         return self._watch(
@@ -276,8 +284,7 @@ class KubeApi(object):
     @api_call("list unscheduled pods")
     def list_unscheduled_pods(self):
         """The pods no node holds yet (Pending, no ``spec.nodeName``) and the list's resourceVersion, for a watch."""
-        body = self._list(PODS, fieldSelector=UNSCHEDULED_PODS)
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(PODS, fieldSelector=UNSCHEDULED_PODS))
 
     def watch_unscheduled_pods(self, resource_version, timeout_seconds):
         """A pod the scheduler binds leaves the selection: the watch says DELETED."""
@@ -316,8 +323,7 @@ class KubeApi(object):
     @api_call("list events of {kind} {name}")
     def list_events(self, kind, name):
         """The Events about one object and the list's resourceVersion, for a watch."""
-        body = self._list(_path("api", "v1", "events"), fieldSelector=_involving(kind, name))
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(_path("api", "v1", "events"), fieldSelector=_involving(kind, name)))
 
     def watch_events(self, kind, name, resource_version, timeout_seconds):
         return self._watch(
@@ -379,8 +385,7 @@ class KubeApi(object):
     @api_call("list DaemonSets in {namespace}")
     def list_daemon_sets(self, namespace):
         """The namespace's DaemonSets and the list's resourceVersion, for a watch."""
-        body = self._list(_apps(namespace, "daemonsets"))
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(_apps(namespace, "daemonsets")))
 
     def watch_daemon_sets(self, namespace, resource_version, timeout_seconds):
         return self._watch(
@@ -408,8 +413,7 @@ class KubeApi(object):
     @api_call("list pods in {namespace}")
     def list_namespaced_pods(self, namespace, label_selector=None):
         """The namespace's pods (matching the selector) and the list's resourceVersion, for a watch."""
-        body = self._list(_core(namespace, "pods"), labelSelector=label_selector)
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(_core(namespace, "pods"), labelSelector=label_selector))
 
     def watch_namespaced_pods(self, namespace, resource_version, timeout_seconds, label_selector=None):
         return self._watch(
@@ -435,8 +439,7 @@ class KubeApi(object):
 
     @api_call("list Deployments in {namespace}")
     def list_deployments(self, namespace):
-        body = self._list(_apps(namespace, "deployments"))
-        return body["items"], body["metadata"]["resourceVersion"]
+        return _listed(self._list(_apps(namespace, "deployments")))
 
     def watch_deployments(self, namespace, resource_version, timeout_seconds):
         return self._watch(

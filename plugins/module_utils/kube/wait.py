@@ -107,9 +107,9 @@ def wait_for_objects(
     ``expectations`` maps an object's ``key`` (its name by default) to a function ``object dict ->
     None, str or Failed``: None when the object is as wanted, a str saying what is still wrong, or
     ``Failed(reason)`` when it never will be. The objects are LISTed once (``list_objects() ->
-    (items, resourceVersion)``), then followed by a watch from that LIST's resourceVersion
-    (``watch_objects(resourceVersion, seconds)``); ``listed`` is an ``(items, resourceVersion)``
-    LIST the caller already made, used instead of the first LIST. A watch that ends is started
+    (items, resourceVersion)``, a ``kube/api.Listed``), then followed by a watch from that LIST's resourceVersion
+    (``watch_objects(resourceVersion, seconds)``); ``listed`` is a ``Listed`` the caller already made, used
+    instead of the first LIST. A watch that ends is started
     again from the last resourceVersion seen; one that expired (410) or dropped (WatchDropped) from
     a fresh LIST, a dropping one after ``policy.backoff`` (kube/retry.py), all within ``timeout``.
     With ``absent_ok`` an object that does not exist (or is deleted) is as wanted; otherwise that is
@@ -284,14 +284,15 @@ def follow_forever(list_objects, watch_objects, listed, event, stopped, failed, 
             failures += 1
 
 
-def wait_for_node_expectations(kube, plan, timeout, what, listed=None):
-    """Wait until every node the plan affects shows its expectation; returns the final node dicts.
+def wait_for_node_expectations(kube, expectations, timeout, what, listed=None):
+    """Wait until every node of ``expectations`` (node name -> an object with ``problem(node)``: a plan's, as
+    written) shows its expectation; returns the final node dicts.
 
-    ``listed`` is the node LIST (items, resourceVersion) the plan was made from, to start the watch from.
+    ``listed`` is the node LIST (a ``kube/api.Listed``) the plan was made from, to start the watch from.
     """
     return wait_for_nodes(
         kube,
-        dict((name, expectation.problem) for name, expectation in plan.expectations.items()),
+        dict((name, expectation.problem) for name, expectation in expectations.items()),
         timeout,
         what,
         listed=listed,

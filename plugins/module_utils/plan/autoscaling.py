@@ -24,7 +24,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     NodeGpuState,
     is_label_value,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     ACCELERATOR_LABEL,
     AUTOSCALER_GPU_LABEL,
     CLUSTER_AUTOSCALER,
@@ -37,7 +38,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     machineset_node_names,
     parse_duration,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
 
 
 def suggested_accelerator(states):

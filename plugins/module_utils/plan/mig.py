@@ -59,7 +59,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layou
     layout_per_gpu,
     physical_gpu_count,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.config_map_owner import refuse_foreign_config_map
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     Fleet,
@@ -67,6 +66,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import (
     on_version_read,
     recorded,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import platform_without_mig
 
 MIG_PARTED_CONFIG_FILES = "mig-parted config files"
 
@@ -325,7 +325,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         request.layout = normalize_layout(request.layout, "layout", warnings)
         # The operator's own default-mig-parted-config is refused here too: the ClusterPolicy is its controller.
         refuse_foreign_config_map(target_config_map, not_a_config_file, MIG_PARTED_CONFIG_FILES)
-    platform = cloud_without_mig(nodes)
+    platform = platform_without_mig(nodes)
     if platform and request.target_config != ALL_DISABLED:
         raise GpuShareError(
             "%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps."
@@ -446,7 +446,7 @@ def _plan_config_map(
         errors.append("ConfigMap %s: %s" % (request.config_map, exc.msg))
         return
     if target_config_map is None:
-        plan.create_config_map = {MIG_PARTED_KEY: text}
+        plan.config_map_create = {MIG_PARTED_KEY: text}
     elif changed or existing_text != text:
         # config.yaml is rewritten whole from the text read: always conditional on that read, or a concurrent run's
         # layout written in between would be lost.

@@ -34,8 +34,8 @@ class Fleet(object):
 class ObjectWrites(object):
     """The writes of one plan and what to wait for afterwards.
 
-    ``config_map`` names the ConfigMap a sharing or MIG plan writes (``create_config_map`` and
-    ``config_map_patch`` read and set its write); a restore plan writes several, through
+    ``config_map`` names the ConfigMap a sharing or MIG plan writes (``config_map_create``, the data it is created
+    with, and ``config_map_patch`` read and set its write); a restore plan writes several, through
     ``config_map_creates``, ``config_map_patches`` and ``config_map_deletes``. ``expectations`` maps a
     node name to what it must show afterwards (an object with ``problem(node) -> None | str``).
     """
@@ -56,17 +56,14 @@ class ObjectWrites(object):
         self.before = {}
         self.after = {}
         self.warnings = []
-        self.conflicts = 0  # 409 Conflicts met while writing, each followed by a fresh read and plan
-        self.written = []  # what run/writer.py wrote of this plan, once it wrote it all
-        self.node_versions = {}  # node name -> the resourceVersion run/writer.py's label patch left it at
 
     @property
-    def create_config_map(self):
-        """Data of the plan's ConfigMap when it is to be created, else None."""
+    def config_map_create(self):
+        """The data the plan's ConfigMap is created with when it is to be created, else None."""
         return self.config_map_creates.get(self.config_map)
 
-    @create_config_map.setter
-    def create_config_map(self, data):
+    @config_map_create.setter
+    def config_map_create(self, data):
         self.config_map_creates[self.config_map] = data
 
     @property

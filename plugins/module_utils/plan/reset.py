@@ -95,7 +95,7 @@ def plan_reset(
     if data_patch:
         previous = dict((key, data.get(key)) for key in data_patch)
         if config_map is None:
-            plan.create_config_map = data_patch
+            plan.config_map_create = data_patch
         else:
             plan.config_map_patch = recorded(config_map, {"data": data_patch}, "data", previous)
         plan.before["config_map"] = previous

@@ -321,7 +321,7 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
 
     text = dump_config(request.config)
     if config_map is None:
-        plan.create_config_map = {request.key: text}
+        plan.config_map_create = {request.key: text}
     elif content_changed:
         plan.config_map_patch = recorded(
             config_map, {"data": {request.key: text}}, "data", {request.key: existing_text}

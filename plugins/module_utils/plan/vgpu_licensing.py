@@ -115,7 +115,7 @@ def _plan_licence_object(plan, storage, namespace, name, existing, stored, wante
     changed = dict((key, value) for key, value in wanted_data.items() if stored.get(key) != value)
     if storage == CONFIG_MAP:
         if existing is None:
-            plan.create_config_map = wanted_data
+            plan.config_map_create = wanted_data
         elif changed:
             plan.config_map_patch = {"data": changed}
         return

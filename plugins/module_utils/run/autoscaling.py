@@ -14,7 +14,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     plan_node_autoscaling_labels,
     plan_openshift_autoscaling,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
     MACHINE_AUTOSCALER,
@@ -22,7 +23,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
     OPENSHIFT,
     detect_platform,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import report_and_write
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import Planned
@@ -39,7 +39,7 @@ def run_gpu_autoscaling(module):
     machine_api_namespace = params["machine_api_namespace"]
 
     def read_and_plan():
-        nodes = kube.list_nodes()[0]
+        nodes = kube.list_nodes().items
         machinesets = _in_namespace(kube.list_custom_objects(*MACHINESET), machine_api_namespace)
         platform = detect_platform(nodes, machinesets)
         if platform == OPENSHIFT:

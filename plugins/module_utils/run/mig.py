@@ -8,10 +8,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigRequest, plan_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.drain import GpuPodGuard
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import plan_mig_change, wait_for_mig_plan
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.mig_rollout import (
+    read_mig_config_maps,
+    wait_for_mig_plan,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.result import new_result, record_after
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import resolve_node_names
@@ -31,9 +34,15 @@ def run_gpu_mig_config(module):
         config_map=params["config_map"],
         strategy=params["strategy"],
     )
-    nodes = kube.list_nodes()[0]
-    fleet = Fleet(nodes)
-    plan = plan_mig_change(kube, operator, request, nodes)
+
+    def read_and_plan(operator=None):
+        return _read_and_plan(
+            kube, operator or find_operator(kube, params["cluster_policy"], params["namespace"]), request
+        )
+
+    planned = read_and_plan(operator)
+    plan = planned.plan
+    fleet = Fleet(planned.listed.items)
     for warning in plan.warnings:
         module.ansible.warn(warning)
 
@@ -61,12 +70,8 @@ def run_gpu_mig_config(module):
     # A re-plan after a conflict finds this task's own labels: the nodes this plan checked keep that check.
     request.checked_nodes = frozenset(plan.layouts)
 
-    def read_and_plan():
-        current = find_operator(kube, params["cluster_policy"], params["namespace"])
-        return Planned(current, plan_mig_change(kube, current, request, kube.list_nodes()[0]))
-
     def change():
-        written = write_replanning(kube, Planned(operator, plan), read_and_plan).plan
+        written = write_replanning(kube, planned, read_and_plan)
         return wait_for_mig_plan(kube, written, params["wait_timeout"]) if params["wait"] else {}
 
     final = guard.run(
@@ -75,3 +80,11 @@ def run_gpu_mig_config(module):
     result.update(guard.fields())
     record_after(result, fleet, final)
     return result
+
+
+def _read_and_plan(kube, operator, request):
+    """The nodes and the mig-parted ConfigMaps read, and ``request`` planned against them (validating every node)."""
+    listed = kube.list_nodes()
+    config_maps = read_mig_config_maps(kube, operator, request)
+    plan = plan_mig(request, operator.policy, config_maps.active, config_maps.target, listed.items, operator.namespace)
+    return Planned(operator, plan, listed=listed)

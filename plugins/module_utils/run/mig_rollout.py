@@ -1,16 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The MIG steps gpu_mig_config and gpu_reset share: read and plan a MIG change, and wait for mig-manager to
-apply it, reporting a failed node at once with the reason from its MigConfigFailed Event."""
+"""The MIG steps gpu_mig_config and gpu_reset share: read the mig-parted ConfigMaps a MIG change involves, and wait
+for mig-manager to apply it, reporting a failed node at once with the reason from its MigConfigFailed Event."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.wait import Failed, wait_for_events, wait_for_nodes
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import mig_manager_config_map
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigExpectation, plan_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigExpectation
 
 MIG_CONFIG_FAILED = "MigConfigFailed"
 
@@ -75,8 +77,13 @@ def wait_for_mig_configs(kube, configs, timeout, strategy=None, devices=None):
     )
 
 
-def plan_mig_change(kube, operator, request, nodes):
-    """Read the mig-parted ConfigMaps ``request`` involves and plan it (validating every node) against ``nodes``."""
+# The mig-parted ConfigMaps a MIG request involves (``read_mig_config_maps``), as ``plan/mig.plan_mig`` takes them.
+MigConfigMaps = namedtuple("MigConfigMaps", ["active", "target"])
+
+
+def read_mig_config_maps(kube, operator, request):
+    """The mig-parted ConfigMap mig-manager reads now (``active``) and, for a custom layout, the one ``request``
+    writes it into (``target``, the same when they are one; None for a shipped config); None where missing."""
     active_name = mig_manager_config_map(operator.policy)
     active = kube.get_config_map(namespace=operator.namespace, name=active_name)
     target = None
@@ -86,15 +93,16 @@ def plan_mig_change(kube, operator, request, nodes):
             if request.config_map == active_name
             else kube.get_config_map(namespace=operator.namespace, name=request.config_map)
         )
-    return plan_mig(request, operator.policy, active, target, nodes, operator.namespace)
+    return MigConfigMaps(active, target)
 
 
-def wait_for_mig_plan(kube, plan, timeout):
-    """Wait until every node of a MIG plan shows its config applied and advertises its MIG devices."""
+def wait_for_mig_plan(kube, written, timeout):
+    """Wait until every node of a MIG plan, as ``written`` (``run/writer.Written``), shows its config applied and
+    advertises its MIG devices."""
     return wait_for_mig_configs(
         kube,
-        dict((name, expectation.config_name) for name, expectation in plan.expectations.items()),
+        dict((name, expectation.config_name) for name, expectation in written.expectations.items()),
         timeout,
-        plan.strategy,
-        dict((name, expectation.devices) for name, expectation in plan.expectations.items()),
+        written.plan.strategy,
+        dict((name, expectation.devices) for name, expectation in written.expectations.items()),
     )

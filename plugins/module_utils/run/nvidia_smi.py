@@ -74,7 +74,7 @@ def target_nodes(kube, nodes_option):
     if names is not None:
         return names
     names = sorted(
-        node["metadata"]["name"] for node in kube.list_nodes()[0] if NodeGpuState.from_node(node).is_gpu_node
+        node["metadata"]["name"] for node in kube.list_nodes().items if NodeGpuState.from_node(node).is_gpu_node
     )
     if not names:
         raise GpuShareError(
@@ -90,7 +90,7 @@ def run_gpu_nvidia_smi(module):
     params = module.params
     operator = find_operator(kube, params["cluster_policy"], params["namespace"])
     names = target_nodes(kube, params["nodes"])
-    pods = kube.list_namespaced_pods(operator.namespace)[0]
+    pods = kube.list_namespaced_pods(operator.namespace).items
     nodes = {}
     for name in names:
         try:

@@ -11,14 +11,14 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     CLUSTER_AUTOSCALER,
     MACHINE,
     MACHINE_AUTOSCALER,
     MACHINESET,
     detect_platform,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight.checks import (
     ERROR,
     finding,
@@ -59,7 +59,7 @@ def run_gpu_preflight(module):
         config_map_name = device_plugin_config_of(policy)[0]
         if config_map_name:
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-        daemonsets = kube.list_daemon_sets(namespace=namespace)[0]
+        daemonsets = kube.list_daemon_sets(namespace=namespace).items
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods()
     openshift = {}

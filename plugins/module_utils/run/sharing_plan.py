@@ -17,7 +17,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import mig_configs_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import cloud_without_mig
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import platform_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.answer import sharing_plan_answer
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.settings import plan_settings
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
@@ -40,9 +40,9 @@ def run_gpu_sharing_plan(module):
     everywhere = states
     if strategy == MIG_STRATEGY_SINGLE and params["node_selector"]:
         # The strategy is the whole cluster's: nodes outside the selection count too.
-        everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes()[0]) if state.is_gpu_node]
+        everywhere = [state for state in map(NodeGpuState.from_node, kube.list_nodes().items) if state.is_gpu_node]
     settings = settings._replace(
-        mig_allowed=cloud_without_mig(nodes) is None,
+        mig_allowed=platform_without_mig(nodes) is None,
         mig_strategy=strategy,
         single_mig_nodes=tuple(sorted(state.name for state in everywhere if state.mig_enabled)),
     )

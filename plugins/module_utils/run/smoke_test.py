@@ -38,7 +38,7 @@ def _watch_pods(kube, namespace, name):
 def _existing(kube, kind, namespace, name):
     if kind == "deployment":
         return ["Deployment %s/%s" % (namespace, name)] if kube.get_deployment(namespace, name) else []
-    items = kube.list_namespaced_pods(namespace, label_selector=_selector(name))[0]
+    items = kube.list_namespaced_pods(namespace, label_selector=_selector(name)).items
     return ["pod %s/%s" % (namespace, pod["metadata"]["name"]) for pod in items]
 
 

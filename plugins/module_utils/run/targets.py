@@ -17,7 +17,7 @@ def list_selected_nodes(kube, selector, option):
     """The nodes label selector ``selector`` (the value of ``option``) matches; a selector the API server cannot
     parse is reported against the option."""
     try:
-        return kube.list_nodes(label_selector=selector)[0]
+        return kube.list_nodes(label_selector=selector).items
     except GpuShareError as exc:
         if exc.status != BAD_REQUEST:
             raise

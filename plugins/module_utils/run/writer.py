@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import CONFLICT, FORBIDDEN, GpuShareError, access_hint
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.api import CLUSTER_POLICY_GROUP, CLUSTER_POLICY_PLURAL
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import DEVICE_PLUGIN_DAEMONSET
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import OPENSHIFT_KINDS
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import OPENSHIFT_KINDS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import created_record
 
 # The annotation `kubectl rollout restart` sets; any change to the pod template restarts the pods.
@@ -40,10 +40,28 @@ NODE_PATCH_ACCESS = ("patch", "", "nodes", None)
 REPLAN_ATTEMPTS = 8
 REPLAN_PAUSE_SECONDS = 0.25
 
-# What a runner's ``read_and_plan()`` returns and ``write_replanning`` takes and returns: the plan (``ObjectWrites``),
-# the operator install it was planned against (``run/operator.OperatorInstall``; None when the plan writes no object
-# of the operator's: gpu_quota, gpu_autoscaling) and, for gpu_autoscaling, the platform the read recognised.
-Planned = namedtuple("Planned", ["operator", "plan", "platform"], defaults=(None,))
+# What a runner's ``read_and_plan()`` returns and ``write_replanning`` takes: the plan (``ObjectWrites``), the
+# operator install it was planned against (``run/operator.OperatorInstall``; None when the plan writes no object of
+# the operator's: gpu_quota, gpu_autoscaling), for gpu_autoscaling the platform the read recognised, and for the
+# runners that wait for nodes the node LIST it was planned from (``kube/api.Listed``), to start the wait's watch from.
+Planned = namedtuple("Planned", ["operator", "plan", "platform", "listed"], defaults=(None, None))
+
+
+class Written(namedtuple("Written", ["planned", "writes", "expectations", "node_versions", "conflicts"])):
+    """What the writer wrote (``write_plan``, ``write_replanning``); the plan itself is never written on.
+
+    ``planned``: the ``Planned`` last written (after a 409, the re-plan's); ``writes``: what was written, each step's
+    description, in order (earlier attempts' first); ``expectations``: node name -> what it must show afterwards, of
+    every attempt (a node written before a conflict still has to show the change); ``node_versions``: node name ->
+    the resourceVersion its label patch left it at; ``conflicts``: the 409 Conflicts met, each followed by a fresh
+    read and plan."""
+
+    __slots__ = ()
+
+    @property
+    def plan(self):
+        """The plan last written."""
+        return self.planned.plan
 
 
 def restart_daemon_set(kube, namespace, name):
@@ -130,8 +148,10 @@ def _object_steps(kube, plan, kinds, deletes):
     return steps
 
 
-def plan_steps(kube, operator, plan):
-    """The plan's writes in their safe order, as ``Step``s."""
+def plan_steps(kube, operator, plan, node_versions=None):
+    """The plan's writes in their safe order, as ``Step``s; the label step puts each node's resourceVersion after
+    its patch into ``node_versions`` (a dict, when given)."""
+    receipts = {} if node_versions is None else node_versions
     namespace = operator.namespace if operator is not None else None  # None: a plan of no operator object
     steps = []
     for name, data in sorted(plan.config_map_creates.items()):
@@ -177,7 +197,7 @@ def plan_steps(kube, operator, plan):
             Step(
                 "label %d node(s)" % len(plan.node_patches),
                 NODE_PATCH_ACCESS,
-                lambda: plan.node_versions.update(label_nodes(kube, plan.node_patches)),
+                lambda: receipts.update(label_nodes(kube, plan.node_patches)),
             )
         )
     for name in sorted(plan.config_map_deletes):
@@ -258,8 +278,10 @@ def label_nodes(kube, node_patches):
 
 def write_plan(kube, operator, plan):
     """Make the plan's writes (once the identity is known to be allowed them all); on failure, say what was
-    written and what was left undone. Returns what was written (each step's description, in order)."""
-    steps = plan_steps(kube, operator, plan)
+    written and what was left undone (the error's ``written`` and ``node_versions`` hold it too). Returns the
+    ``Written`` of ``Planned(operator, plan)``, with no conflict."""
+    node_versions = {}
+    steps = plan_steps(kube, operator, plan, node_versions)
     require_access(kube, [step.access for step in steps])
     for index, step in enumerate(steps):
         try:
@@ -275,8 +297,9 @@ def write_plan(kube, operator, plan):
                 details=exc.details,
             )
             error.written = [earlier.what for earlier in steps[:index]] + list(getattr(exc, "written", ()))
+            error.node_versions = node_versions
             raise error
-    return [step.what for step in steps]
+    return Written(Planned(operator, plan), [step.what for step in steps], dict(plan.expectations), node_versions, 0)
 
 
 def write_replanning(kube, planned, read_and_plan, attempts=REPLAN_ATTEMPTS, pause=REPLAN_PAUSE_SECONDS):
@@ -288,15 +311,14 @@ def write_replanning(kube, planned, read_and_plan, attempts=REPLAN_ATTEMPTS, pau
     that object in between makes it fail with 409 rather than lose that run's update; a create of an object
     another run created first fails with 409 too. ``read_and_plan()`` reads the cluster afresh and returns a
     ``Planned`` for the same request: writes already made show in what it reads, so the new plan holds only what
-    is left. Returns the ``Planned`` last written, whose plan's ``expectations`` also keep the nodes of the earlier
-    plans (a node written before the conflict still has to show the change), and sets ``plan.conflicts`` to the
-    number of conflicts met.
+    is left. Returns the ``Written`` of the last attempt, whose ``expectations`` and ``node_versions`` also keep
+    those of the earlier attempts (a node written before the conflict still has to show the change), and whose
+    ``writes`` and ``conflicts`` count every attempt.
     """
     expectations, versions, earlier = {}, {}, []  # nodes to wait for, as written, and what earlier attempts wrote
     for attempt in range(1, attempts + 1):
-        plan = planned.plan
         try:
-            written = write_plan(kube, planned.operator, plan)
+            written = write_plan(kube, planned.operator, planned.plan)
         except GpuShareError as exc:
             if exc.status != CONFLICT:
                 if earlier:
@@ -315,26 +337,28 @@ def write_replanning(kube, planned, read_and_plan, attempts=REPLAN_ATTEMPTS, pau
                     reason=exc.reason,
                     details=exc.details,
                 )
-            expectations.update(plan.expectations)
-            versions.update(plan.node_versions)
+            expectations.update(planned.plan.expectations)
+            versions.update(getattr(exc, "node_versions", {}))
             time.sleep(random.uniform(0, pause * attempt))
             planned = read_and_plan()
             continue
-        expectations.update(plan.expectations)
-        plan.expectations = expectations
-        versions.update(plan.node_versions)
-        plan.node_versions = versions
-        plan.conflicts = attempt - 1
-        plan.written = earlier + [what for what in written if what not in earlier]
-        return planned
+        expectations.update(written.expectations)
+        versions.update(written.node_versions)
+        return Written(
+            planned,
+            earlier + [what for what in written.writes if what not in earlier],
+            expectations,
+            versions,
+            attempt - 1,
+        )
 
 
-def after_writes(exc, plan, waiting_for):
-    """The error of a wait that failed after every write of ``plan`` was made: it says so (nothing is half
-    written) and keeps ``exc``'s status and details (the nodes a drain keeps cordoned)."""
+def after_writes(exc, written, waiting_for):
+    """The error of a wait that failed after every write (``written``, a ``Written``) was made: it says so (nothing
+    is half written) and keeps ``exc``'s status and details (the nodes a drain keeps cordoned)."""
     return GpuShareError(
         "%s Every write was made before waiting for %s (%s): nothing is half written, and running the task "
-        "again waits again." % (exc.msg, waiting_for, ", ".join(plan.written) or "nothing was left to write"),
+        "again waits again." % (exc.msg, waiting_for, ", ".join(written.writes) or "nothing was left to write"),
         status=exc.status,
         reason=exc.reason,
         details=exc.details,

@@ -16,7 +16,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     NodeGpuState,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     AUTOSCALER_GPU_LABELS,
     OPENSHIFT,
     SCALEWAY,

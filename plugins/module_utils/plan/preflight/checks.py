@@ -32,7 +32,7 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.operands import (
     is_nfd_worker,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     OPENSHIFT,
     SCALEWAY,
     VKS,

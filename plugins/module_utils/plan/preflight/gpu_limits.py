@@ -23,7 +23,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     suggested_accelerator,
     superseding_index,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     ACCELERATOR_LABEL,
     CLUSTER_AUTOSCALER_NAME,
 )

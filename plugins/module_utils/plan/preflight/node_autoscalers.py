@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     SCALEWAY_GPU_LABEL,
     SCALEWAY_OLD_GPU_LABEL,
     SCALEWAY_POOL_LABEL,

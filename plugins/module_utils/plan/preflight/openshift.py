@@ -21,7 +21,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     suggested_accelerator,
     targeting_autoscalers,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import (
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
     ACCELERATOR_LABEL,
     CLUSTER_AUTOSCALER_NAME,
     MACHINESET_GPU_ANNOTATION,
@@ -59,36 +59,10 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machi
         name = name_of(machineset)
         ref = "MachineSet/%s" % namespaced_name(machineset)
         labels = machineset_node_labels(machineset)
-        annotations = machineset["metadata"].get("annotations") or {}
         accelerator = labels.get(ACCELERATOR_LABEL)
         suggested = accelerator if accelerator and is_label_value(accelerator) else None
         suggested = suggested or labelled_for.get(name) or suggested_accelerator(states) or "<gpu-type>"
-        if accelerator is None:
-            findings.append(
-                finding(
-                    ERROR,
-                    "autoscaling",
-                    ref,
-                    "GPU MachineSet has no %s node label: the cluster autoscaler does not know its nodes' GPU type, "
-                    "never counts them against resourceLimits.gpus and may scale it again while the driver installs "
-                    "(gpu-operator #708)" % ACCELERATOR_LABEL,
-                    "set spec.template.spec.metadata.labels.%s: %s" % (ACCELERATOR_LABEL, suggested),
-                    "gpushare.k8s.gpu_autoscaling (accelerator)",
-                )
-            )
-        elif not is_label_value(accelerator):
-            findings.append(
-                finding(
-                    ERROR,
-                    "autoscaling",
-                    ref,
-                    "%s=%s is not a valid GPU type: it must be %s (never nvidia.com/gpu)"
-                    % (ACCELERATOR_LABEL, accelerator, LABEL_VALUE_RULE),
-                    "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
-                    % (ACCELERATOR_LABEL, suggested),
-                    "gpushare.k8s.gpu_autoscaling (accelerator)",
-                )
-            )
+        findings += _accelerator_findings(ref, accelerator, suggested)
         if not targeting:
             findings.append(
                 finding(
@@ -116,60 +90,102 @@ def check_openshift(machinesets, cluster_autoscalers, machine_autoscalers, machi
                     "gpushare.k8s.gpu_autoscaling (gpu_limit)",
                 )
             )
-        scales_from_zero = any(int((ma.get("spec") or {}).get("minReplicas") or 0) == 0 for ma in targeting)
-        if scales_from_zero:
-            gpus = annotations.get(MACHINESET_GPU_ANNOTATION)
-            if not (gpus or "").isdigit() or int(gpus) < 1:
-                findings.append(
-                    finding(
-                        ERROR,
-                        "autoscaling",
-                        ref,
-                        "the MachineSet scales from zero but has no %s annotation: with no node to look at, the "
-                        "autoscaler does not know a new machine brings GPUs" % MACHINESET_GPU_ANNOTATION,
-                        'annotate the MachineSet %s: "<physical GPUs per machine>"' % MACHINESET_GPU_ANNOTATION,
-                        "gpushare.k8s.gpu_autoscaling (gpus_per_machine)",
-                    )
-                )
-            if ZONE_LABEL not in labels:
-                findings.append(
-                    finding(
-                        WARNING,
-                        "autoscaling",
-                        ref,
-                        "the MachineSet scales from zero but its node labels lack %s: pods pinned to a zone (or "
-                        "to zonal volumes) never trigger it" % ZONE_LABEL,
-                        "set spec.template.spec.metadata.labels.%s to the MachineSet's zone" % ZONE_LABEL,
-                        "gpushare.k8s.gpu_autoscaling (zone_label: true)",
-                    )
-                )
+        if any(int((ma.get("spec") or {}).get("minReplicas") or 0) == 0 for ma in targeting):
+            findings += _scale_from_zero_findings(ref, labels, machineset["metadata"].get("annotations") or {})
     if autoscaled_gpu_machinesets:
-        if autoscaler is None:
-            findings.append(
-                finding(
-                    ERROR,
-                    "autoscaling",
-                    "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
-                    "GPU MachineSets have MachineAutoscalers but there is no ClusterAutoscaler %s: nothing scales"
-                    % CLUSTER_AUTOSCALER_NAME,
-                    "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: %s"
-                    % RECOMMENDED_DELAY_AFTER_ADD,
-                    "gpushare.k8s.gpu_autoscaling (create_cluster_autoscaler: true)",
-                )
-            )
-        else:
-            delay = ((autoscaler.get("spec") or {}).get("scaleDown") or {}).get("delayAfterAdd")
-            seconds = parse_duration(delay) if delay is not None else None
-            if delay is not None and (seconds is None or seconds < MIN_DELAY_AFTER_ADD_SECONDS):
-                findings.append(
-                    finding(
-                        WARNING,
-                        "autoscaling",
-                        "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
-                        "spec.scaleDown.delayAfterAdd is %s: GPU nodes take 10-15 minutes to install the driver and "
-                        "advertise GPUs, so the autoscaler may remove or add nodes meanwhile" % delay,
-                        "set spec.scaleDown.delayAfterAdd: %s" % RECOMMENDED_DELAY_AFTER_ADD,
-                        "gpushare.k8s.gpu_autoscaling (delay_after_add)",
-                    )
-                )
+        findings += _cluster_autoscaler_findings(autoscaler)
     return findings + limit_findings
+
+
+def _accelerator_findings(ref, accelerator, suggested):
+    """A GPU MachineSet's accelerator node label: missing, or not a label value."""
+    if accelerator is None:
+        return [
+            finding(
+                ERROR,
+                "autoscaling",
+                ref,
+                "GPU MachineSet has no %s node label: the cluster autoscaler does not know its nodes' GPU type, "
+                "never counts them against resourceLimits.gpus and may scale it again while the driver installs "
+                "(gpu-operator #708)" % ACCELERATOR_LABEL,
+                "set spec.template.spec.metadata.labels.%s: %s" % (ACCELERATOR_LABEL, suggested),
+                "gpushare.k8s.gpu_autoscaling (accelerator)",
+            )
+        ]
+    if not is_label_value(accelerator):
+        return [
+            finding(
+                ERROR,
+                "autoscaling",
+                ref,
+                "%s=%s is not a valid GPU type: it must be %s (never nvidia.com/gpu)"
+                % (ACCELERATOR_LABEL, accelerator, LABEL_VALUE_RULE),
+                "set spec.template.spec.metadata.labels.%s: %s and use the same type in the ClusterAutoscaler"
+                % (ACCELERATOR_LABEL, suggested),
+                "gpushare.k8s.gpu_autoscaling (accelerator)",
+            )
+        ]
+    return []
+
+
+def _scale_from_zero_findings(ref, labels, annotations):
+    """What a GPU MachineSet scaling from zero lacks: the GPU annotation, the zone label."""
+    findings = []
+    gpus = annotations.get(MACHINESET_GPU_ANNOTATION)
+    if not (gpus or "").isdigit() or int(gpus) < 1:
+        findings.append(
+            finding(
+                ERROR,
+                "autoscaling",
+                ref,
+                "the MachineSet scales from zero but has no %s annotation: with no node to look at, the "
+                "autoscaler does not know a new machine brings GPUs" % MACHINESET_GPU_ANNOTATION,
+                'annotate the MachineSet %s: "<physical GPUs per machine>"' % MACHINESET_GPU_ANNOTATION,
+                "gpushare.k8s.gpu_autoscaling (gpus_per_machine)",
+            )
+        )
+    if ZONE_LABEL not in labels:
+        findings.append(
+            finding(
+                WARNING,
+                "autoscaling",
+                ref,
+                "the MachineSet scales from zero but its node labels lack %s: pods pinned to a zone (or "
+                "to zonal volumes) never trigger it" % ZONE_LABEL,
+                "set spec.template.spec.metadata.labels.%s to the MachineSet's zone" % ZONE_LABEL,
+                "gpushare.k8s.gpu_autoscaling (zone_label: true)",
+            )
+        )
+    return findings
+
+
+def _cluster_autoscaler_findings(autoscaler):
+    """With autoscaled GPU MachineSets: no ClusterAutoscaler, or a delayAfterAdd shorter than a GPU node's start."""
+    if autoscaler is None:
+        return [
+            finding(
+                ERROR,
+                "autoscaling",
+                "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
+                "GPU MachineSets have MachineAutoscalers but there is no ClusterAutoscaler %s: nothing scales"
+                % CLUSTER_AUTOSCALER_NAME,
+                "create ClusterAutoscaler default with spec.resourceLimits.gpus and scaleDown.delayAfterAdd: %s"
+                % RECOMMENDED_DELAY_AFTER_ADD,
+                "gpushare.k8s.gpu_autoscaling (create_cluster_autoscaler: true)",
+            )
+        ]
+    delay = ((autoscaler.get("spec") or {}).get("scaleDown") or {}).get("delayAfterAdd")
+    seconds = parse_duration(delay) if delay is not None else None
+    if delay is not None and (seconds is None or seconds < MIN_DELAY_AFTER_ADD_SECONDS):
+        return [
+            finding(
+                WARNING,
+                "autoscaling",
+                "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME,
+                "spec.scaleDown.delayAfterAdd is %s: GPU nodes take 10-15 minutes to install the driver and "
+                "advertise GPUs, so the autoscaler may remove or add nodes meanwhile" % delay,
+                "set spec.scaleDown.delayAfterAdd: %s" % RECOMMENDED_DELAY_AFTER_ADD,
+                "gpushare.k8s.gpu_autoscaling (delay_after_add)",
+            )
+        ]
+    return []

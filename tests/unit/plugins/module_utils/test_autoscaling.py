@@ -27,8 +27,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     plan_openshift_autoscaling,
     suggested_accelerator,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import SCALEWAY, VKS, machineset_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import SCALEWAY, VKS, machineset_node_names
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import checks as pf
 
 NS = "openshift-machine-api"

@@ -244,7 +244,7 @@ def test_plan_profile_refuses_to_remove_a_key_from_a_foreign_config_map():
 def test_plan_profile_absent_without_a_key_to_remove_writes_nothing_there_and_is_not_refused():
     cm = config_map({"README": "kept by hand\n"})
     plan = plan_profile_on_one_node(SharingRequest("absent", "t4", CONFIG_MAP), cm)
-    assert plan.config_map_patch is None and plan.create_config_map is None
+    assert plan.config_map_patch is None and plan.config_map_create is None
 
 
 MIG_NODE = {

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The 403 message (errors.forbidden_hint through error_from_exception): the verb, the resource and the shipped
-role that grants them; and errors.RBAC_ROLES equal to the manifests roles/rbac/files/ ships."""
+role that grants them; and rbac.RBAC_ROLES equal to the manifests roles/rbac/files/ ships."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,12 +14,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.errors import (
-    RBAC_ROLES,
-    error_from_exception,
-    forbidden_hint,
-    rbac_grants,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.errors import error_from_exception, forbidden_hint
+from ansible_collections.gpushare.k8s.plugins.module_utils.rbac import RBAC_ROLES, rbac_grants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 RBAC_FILES = [os.path.join(ROOT, "roles", "rbac", "files", name) for name in ("clusterroles.yml", "roles.yml")]

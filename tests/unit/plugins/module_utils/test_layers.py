@@ -18,7 +18,8 @@ PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
 SHARED_RUN_PARTS = ("run.operator", "run.targets", "run.writer", "run.drain", "run.mig_rollout", "run.result")
 # layer -> the layers its files may import from
 ALLOWED = {
-    "errors": set(),
+    "rbac": set(),
+    "errors": {"rbac"},
     "nvidia": {"errors", "nvidia"},
     "plan": {"errors", "nvidia", "plan"},
     "kube": {"errors", "kube"},

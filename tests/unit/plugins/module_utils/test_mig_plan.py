@@ -21,7 +21,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layou
     layout_per_gpu,
     physical_gpu_count,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.cloud import VKS, cloud_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
@@ -29,6 +28,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     plan_mig,
     single_strategy_problem,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import VKS, platform_without_mig
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import RESTORE_ANNOTATION
 
 NAMESPACE = "nvidia-gpu-operator"
@@ -197,7 +197,7 @@ def test_shipped_config_labels_node_clears_state_and_records_previous_label():
     assert (
         result.changed
         and not result.policy_patch
-        and result.create_config_map is None
+        and result.config_map_create is None
         and result.config_map_patch is None
     )
     patch = result.node_patches["gpu-a100-0"]
@@ -383,9 +383,9 @@ def test_physical_gpu_count_under_single_strategy():
 
 def test_vks_refused_by_name():
     nodes = [gpu_node("vks-gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False, zone="HCM03-1A")]
-    assert cloud_without_mig(nodes) == VKS
-    assert cloud_without_mig([{"metadata": {"name": "n", "labels": {"vks.vngcloud.vn/nodegroup": "gpu"}}}]) == VKS
-    assert cloud_without_mig(fleet()) is None
+    assert platform_without_mig(nodes) == VKS
+    assert platform_without_mig([{"metadata": {"name": "n", "labels": {"vks.vngcloud.vn/nodegroup": "gpu"}}}]) == VKS
+    assert platform_without_mig(fleet()) is None
     assert "VNG Cloud VKS does not offer MIG" in refusal(
         MigRequest(["vks-gpu-a10-0"], config="all-balanced"), nodes=nodes
     )
@@ -397,7 +397,7 @@ def test_vks_refused_by_name():
 def test_custom_layout_creates_configmap_from_the_shipped_one_and_points_the_policy_at_it():
     request = MigRequest(["gpu-a100-0"], layout=HALF_AND_WHOLE, config_name="half", strategy="mixed")
     result = plan(request)
-    written = yaml.safe_load(result.create_config_map[MIG_PARTED_KEY])["mig-configs"]
+    written = yaml.safe_load(result.config_map_create[MIG_PARTED_KEY])["mig-configs"]
     assert written["half"] == HALF_AND_WHOLE
     assert set(SHIPPED) <= set(written)  # the shipped names keep working through the new ConfigMap
     assert result.config_map == "custom-mig-parted-config"
@@ -430,7 +430,7 @@ def test_custom_layout_merged_into_existing_configmap_keeping_other_configs():
 def test_custom_layout_second_run_changes_nothing():
     request = MigRequest(["gpu-a100-0"], layout=HALF_AND_WHOLE, config_name="half", strategy="mixed")
     first = plan(request)
-    target = dict(config_map("custom-mig-parted-config", {}), data=first.create_config_map)
+    target = dict(config_map("custom-mig-parted-config", {}), data=first.config_map_create)
     node = merge(a100(), first.node_patches["gpu-a100-0"])
     node["metadata"]["labels"]["nvidia.com/mig.config.state"] = "success"
     second = plan(request, nodes=[node], the_policy=merge(policy(), first.policy_patch), target=target)
@@ -614,7 +614,7 @@ def test_media_extension_layout_and_canonical_rewrite():
     result = plan(MigRequest(["gpu-h100-0"], layout=layout, config_name="me-and-six", strategy="mixed"))
     assert result.expectations["gpu-h100-0"].devices == {"1g.10gb+me": 8, "1g.10gb": 48}
     assert any("rewritten as 1g.10gb+me" in warning for warning in result.warnings)
-    written = yaml.safe_load(result.create_config_map[MIG_PARTED_KEY])["mig-configs"]["me-and-six"]
+    written = yaml.safe_load(result.config_map_create[MIG_PARTED_KEY])["mig-configs"]["me-and-six"]
     assert written == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb+me": 1, "1g.10gb": 6}}]
 
 

@@ -79,9 +79,9 @@ class Cluster(object):
         )
 
     def apply(self, plan):
-        if plan.create_config_map is not None:
+        if plan.config_map_create is not None:
             assert self.config_map is None
-            self.config_map = created_config_map(plan.create_config_map, created_record())
+            self.config_map = created_config_map(plan.config_map_create, created_record())
         elif plan.config_map_patch:
             self.config_map = merge_patch(self.config_map, plan.config_map_patch)
         if plan.policy_patch:
@@ -105,7 +105,7 @@ def test_present_creates_config_map_points_policy_and_labels_named_nodes():
     plan = cluster.plan(present("t4", TS4, ["t4-a", "t4-b"]))
 
     assert plan.namespace == NAMESPACE and plan.config_map == CONFIG_MAP
-    assert plan.create_config_map == {"t4": dump_config(TS4)}
+    assert plan.config_map_create == {"t4": dump_config(TS4)}
     assert plan.config_map_patch is None
     assert plan.policy_patch == {
         "spec": {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": None}}},
@@ -147,7 +147,7 @@ def test_present_patches_only_its_key_of_an_existing_config_map():
     )
     plan = cluster.plan(present("t4", TS4, ["t4-a"]))
 
-    assert plan.create_config_map is None
+    assert plan.config_map_create is None
     assert plan.config_map_patch == {
         "data": {"t4": dump_config(TS4)},
         "metadata": {
@@ -217,7 +217,7 @@ def test_second_identical_plan_changes_nothing():
 
     assert second.changed is False
     assert (
-        second.create_config_map,
+        second.config_map_create,
         second.config_map_patch,
         second.policy_patch,
         second.node_patches,

@@ -84,7 +84,7 @@ def test_a_new_token_patches_only_the_token_and_other_policy_fields_stay():
 def test_the_deprecated_config_map_form_warns_and_switching_drops_the_other_field():
     policy = cluster_policy()
     plan = plan_vgpu_licensing(policy, NAMESPACE, None, params(storage="configmap"))
-    assert plan.create_config_map == {"client_configuration_token.tok": TOKEN, "gridd.conf": "FeatureType=1\n"}
+    assert plan.config_map_create == {"client_configuration_token.tok": TOKEN, "gridd.conf": "FeatureType=1\n"}
     assert any("deprecates licensingConfig.configMapName" in warning for warning in plan.warnings)
     policy = applied(policy, plan)
     assert policy["spec"]["driver"]["licensingConfig"] == {"configMapName": "licensing-config", "nlsEnabled": True}

@@ -11,7 +11,13 @@ __metaclass__ = type
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import OperatorInstall
-from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import after_writes, plan_access, plan_steps
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.writer import (
+    Planned,
+    Written,
+    after_writes,
+    plan_access,
+    plan_steps,
+)
 
 OPERATOR = OperatorInstall({"metadata": {"name": "cluster-policy"}}, "gpu-operator", None)
 
@@ -72,10 +78,10 @@ def test_a_plan_of_no_operator_object_needs_no_operator():
 
 
 def test_a_wait_that_fails_after_the_writes_says_all_were_made_and_keeps_the_details():
-    plan = ObjectWrites()
-    plan.written = ["patch ConfigMap gpu-operator/profiles", "label 2 node(s)"]
+    planned = Planned(OPERATOR, ObjectWrites())
+    written = Written(planned, ["patch ConfigMap gpu-operator/profiles", "label 2 node(s)"], {}, {}, 0)
     exc = GpuShareError("Timed out.", status=None, reason="Timeout", details={"cordoned": ["n1"]})
-    error = after_writes(exc, plan, "the profile")
+    error = after_writes(exc, written, "the profile")
     assert error.msg.startswith("Timed out. Every write was made before waiting for the profile (patch ConfigMap")
     assert error.details == {"cordoned": ["n1"]} and error.reason == "Timeout"
-    assert "nothing was left to write" in after_writes(exc, ObjectWrites(), "the profile").msg
+    assert "nothing was left to write" in after_writes(exc, Written(planned, [], {}, {}, 0), "the profile").msg

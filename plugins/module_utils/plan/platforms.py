@@ -74,7 +74,7 @@ def machineset_node_names(machines):
     return dict((key, sorted(names)) for key, names in nodes.items())
 
 
-def cloud_without_mig(nodes):
+def platform_without_mig(nodes):
     """The name of the platform the nodes belong to when it offers no MIG, else None."""
     for node in nodes:
         labels = _labels(node)
@@ -90,7 +90,7 @@ def detect_platform(nodes, machinesets, policy=None):
     for node in nodes:
         if any(key.startswith(SCALEWAY_LABEL_PREFIXES) for key in _labels(node)):
             return SCALEWAY
-    return cloud_without_mig(nodes)
+    return platform_without_mig(nodes)
 
 
 def parse_duration(text):
