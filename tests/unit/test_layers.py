@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-MODULE_UTILS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "module_utils")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODULE_UTILS = os.path.join(ROOT, "plugins", "module_utils")
 PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
 # The parts of run/ every runner shares; every other file of run/ is one module family's runner.
 SHARED_RUN_PARTS = ("run.operator", "run.targets", "run.writer", "run.drain", "run.mig_rollout", "run.result")
