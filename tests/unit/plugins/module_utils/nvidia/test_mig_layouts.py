@@ -21,7 +21,7 @@ import json
 import os
 
 import pytest
-from test_nvidia_rules import PLACEMENTS
+from nvidia_rules import PLACEMENTS
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS, model_by_device_id
