@@ -19,7 +19,7 @@ FORBIDDEN = 403
 
 # The roles roles/rbac/files/ ships (docs/RBAC.md), as (kind, name, ("<API group> <resource>: <verbs>", ...)),
 # "core" for the core group; the 403 message names the ones granting what was refused.
-# tests/unit/plugins/module_utils/test_errors_rbac.py checks this table against those files.
+# tests/unit/plugins/module_utils/test_errors.py checks this table against those files.
 RBAC_ROLES = (
     (
         "ClusterRole",

@@ -54,7 +54,8 @@ def test_packages_have_no_code_of_their_own():
 
 
 def imports_of(path):
-    """The module_utils modules ``path`` imports, relative to module_utils (``from ...module_utils import args`` too)."""
+    """The module_utils modules ``path`` imports, relative to module_utils (``from ...module_utils import args``
+    too)."""
     with open(path) as stream:
         tree = ast.parse(stream.read())
     for node in ast.walk(tree):
