@@ -533,7 +533,8 @@ def test_ee_build_context_installs_the_collections_their_requirements_and_helm(e
     assert "COPY _build/requirements.txt requirements.txt" in containerfile
     assert "introspect.py introspect --user-pip=requirements.txt" in containerfile
     # helm's step comes last; its source and digest are build arguments, empty for helm's own release.
-    helm = 'RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin --url "$HELM_ARCHIVE_URL" --sha256 "$HELM_ARCHIVE_SHA256"'
+    helm = "RUN $PYCMD /tmp/install_helm.py --dest /usr/local/bin"
+    helm += ' --url "$HELM_ARCHIVE_URL" --sha256 "$HELM_ARCHIVE_SHA256"'
     assert containerfile.index("install-from-bindep") < containerfile.index(helm) < containerfile.index("USER 1000")
     assert 'ARG HELM_ARCHIVE_URL=""' in containerfile and 'ARG HELM_ARCHIVE_SHA256=""' in containerfile
     assert read(build_dir, "requirements.txt") == environments_file("ee-requirements.txt")
