@@ -4,7 +4,8 @@
 """The execution environment has one name (issue 29): ``gpushare-ee:<collection version>``, the tag of
 extensions/environments/execution-environment.yml. tests/ee builds it under that name (podman's ``localhost/`` form),
 ansible-navigator.yml runs it, the AWX file pulls it from the user's registry, and the docs' commands say the same;
-the collection tarball's name too. The decision environment likewise (issue 30): ``gpushare-de:<collection version>``, pulled by the EDA controller file."""
+the collection tarball's name too. The decision environment likewise (issue 30): ``gpushare-de:<collection version>``,
+pulled by the EDA controller file."""
 
 import os
 import re
