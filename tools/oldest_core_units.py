@@ -37,16 +37,25 @@ def imported_names(path):
 
 
 def local_file(name, importer):
-    """The file of the module ``name`` when it is the collection's or a helper beside the tests, else None."""
+    """The file of the module ``name`` when it is the collection's or a helper of the tests, else None. A test helper is
+    found beside its importer or in a folder above it within tests/unit, as pytest puts the first folder above a test
+    package on ``sys.path`` (tests/unit/plugins/module_utils/plan/preflight/test_taints.py imports k8s_objects from
+    tests/unit/plugins/module_utils/)."""
     if name.startswith(PREFIX):
-        base = os.path.join(ROOT, *name[len(PREFIX) :].split("."))
+        bases = [os.path.join(ROOT, *name[len(PREFIX) :].split("."))]
     elif "." not in name:
-        base = os.path.join(os.path.dirname(importer), name)
+        bases, folder = [], os.path.dirname(importer)
+        while True:
+            bases.append(os.path.join(folder, name))
+            if folder == UNIT or os.path.dirname(folder) == folder or not folder.startswith(UNIT + os.sep):
+                break
+            folder = os.path.dirname(folder)
     else:
         return None
-    for path in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(path):
-            return path
+    for base in bases:
+        for path in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(path):
+                return path
     return None
 
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 # The roles roles/rbac/files/ ships (docs/RBAC.md), as (kind, name, ("<API group> <resource>: <verbs>", ...)),
 # "core" for the core group; the 403 message names the ones granting what was refused.
-# tests/unit/plugins/module_utils/test_errors_rbac.py checks this table against those files; errors.access_hint
+# tests/unit/plugins/module_utils/test_errors.py checks this table against those files; errors.access_hint
 # reads it.
 RBAC_ROLES = (
     (

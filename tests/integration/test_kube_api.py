@@ -2,7 +2,7 @@
 (fault_proxy.py): what a watch asks for, how each way a watch start or stream fails comes out, which calls are
 retried, and what reads and writes send. test_api_resilience.py holds the cases the waits build on (a list retried
 after throttling and resets, a watch cut mid-stream, an expired watch, writes with an unknown outcome); the pure
-retry rules are unit-tested in tests/unit/plugins/module_utils/test_retry.py.
+retry rules are unit-tested in tests/unit/plugins/module_utils/kube/test_retry.py.
 
 Nothing here asserts on wall-clock time: the proxy records what it saw and did, ``Sleeps`` the waits asked for, and
 the audit log what reached the API server.

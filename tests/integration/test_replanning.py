@@ -2,7 +2,7 @@
 carries the resourceVersion it was planned from, so another run's write between this run's read and its write makes
 the API server answer 409, and ``write_replanning`` reads and plans again (bounded) without losing the other run's
 key or record. The other run is the test writing to the ConfigMap between the plan and the write, as a concurrent
-module would (tests/integration/test_concurrency.py runs ten modules at once; tests/unit/.../test_replanning.py holds
+module would (tests/integration/test_concurrency.py runs ten modules at once; tests/unit/.../plan/test_objects.py holds
 what needs no API server: which patches carry a resourceVersion)."""
 
 import json

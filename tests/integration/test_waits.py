@@ -3,7 +3,7 @@ proxy of fault_proxy.py: what a wait returns, when it raises and what it says, o
 a test's pods, and on Events about a node name no node has (only the test's own Events are about it).
 
 What a wait does when its watch ends, expires (410) or drops is in test_api_resilience.py; the backoff's reset by an
-event between drops, which no server shows on demand, stays in tests/unit/plugins/module_utils/test_wait.py.
+event between drops, which no server shows on demand, stays in tests/unit/plugins/module_utils/kube/test_wait.py.
 """
 
 import uuid

@@ -18,10 +18,11 @@ def test_the_tests_reaching_ansible_core_through_the_collection_are_picked():
 
     # The module's entry point (GpuShareModule), the options' checks (ArgumentSpecValidator), the connection options.
     assert "tests/unit/plugins/test_missing_solver.py" in picked
-    assert "tests/unit/plugins/module_utils/test_option_checks.py" in picked
+    assert "tests/unit/plugins/module_utils/test_args.py" in picked
+    assert "tests/unit/plugins/module_utils/test_ansible_module.py" in picked
     assert "tests/unit/test_connection_fragment.py" in picked
     # Pure logic; ansible-core's own utilities; ansible-rulebook's validator.
-    assert "tests/unit/plugins/module_utils/test_preflight.py" not in picked
+    assert "tests/unit/plugins/module_utils/plan/preflight/test_checks.py" not in picked
     assert "tests/unit/test_versions.py" not in picked
     assert "tests/unit/test_eda_objects.py" not in picked
 
@@ -35,3 +36,15 @@ def test_imports_are_followed_through_helpers_and_lazy_imports(tmp_path):
 
     assert oldest_core_units.reaches_plugin_importing_ansible(str(tmp_path / "test_x.py"), set())
     assert not oldest_core_units.reaches_plugin_importing_ansible(str(tmp_path / "test_y.py"), set())
+
+
+def test_helpers_are_found_in_the_folders_above_a_test(tmp_path, monkeypatch):
+    unit = tmp_path / "unit"
+    (unit / "layer").mkdir(parents=True)
+    (unit / "helper.py").write_text(
+        "def run():\n    from ansible_collections.gpushare.k8s.plugins.module_utils import ansible_module\n"
+    )
+    (unit / "layer" / "test_x.py").write_text("from helper import run\n")
+    monkeypatch.setattr(oldest_core_units, "UNIT", str(unit))
+
+    assert oldest_core_units.reaches_plugin_importing_ansible(str(unit / "layer" / "test_x.py"), set())

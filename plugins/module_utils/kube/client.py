@@ -28,7 +28,7 @@ except ImportError as exc:  # reported by GpuShareModule with install instructio
     KUBERNETES_IMPORT_ERROR = exc
 
 # The oldest kubernetes library known to work: both client generations kube/api.py speaks (before and after 35) were
-# checked with 31.0.0 (by hand against a cluster, session 4; tests/unit/.../test_client_generations.py against a local
+# checked with 31.0.0 (by hand against a cluster, session 4; tests/unit/.../kube/test_api.py against a local
 # stand-in, issue 29). The k8s_auth fragment's requirement and requirements.txt's floor say the same
 # (tests/unit/test_versions.py); the tests run the pin of requirements-dev.txt.
 KUBERNETES_MIN_VERSION = "31.0.0"

@@ -285,6 +285,10 @@ def container(name="main", image="nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", 
     return result
 
 
+# One container asking for one whole GPU.
+GPU_CONTAINER = [container(limits={"nvidia.com/gpu": "1"})]
+
+
 def pod(name, containers, namespace="ml", node_name=None, phase="Running", init_containers=None):
     spec = {
         "containers": containers,

@@ -1,24 +1,66 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia/gpu_catalog: GPU models and their MIG profiles, found by device ID or by product and memory; every device ID
+of NVIDIA's shipped MIG config is in the catalog, and memory matches NVML where it was measured."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import pytest
+from nvidia_rules import DEVICE_IDS, load
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
+    MIG_GPU_MODELS,
     base_product,
     describe_mig_profiles,
     find_gpu_model,
     is_valid_profile_name,
     mig_memory_mib,
     mig_profile_of_product,
+    model_by_device_id,
     profile_memory_gb,
     profile_slices,
 )
+
+
+def test_every_device_id_of_the_shipped_config_is_in_the_catalog():
+    """mig-parted-rules.md section 6, pci-device-ids.json: the 27 device IDs of the shipped filters."""
+    assert len(DEVICE_IDS) == 27
+    for device_id in DEVICE_IDS:
+        assert model_by_device_id(device_id) is not None, device_id
+    assert sorted(d for model in MIG_GPU_MODELS for d in model.device_ids) == sorted(DEVICE_IDS)
+
+
+@pytest.mark.parametrize(
+    "dump, device_id", [("h100-80gb-hbm3-nvml.json", "0x233010DE"), ("h200-nvml.json", "0x233510DE")]
+)
+def test_catalog_matches_nvml_where_measured(dump, device_id):
+    """The NVML dumps: every profile with its slices, most instances and memory (MiB), nothing more."""
+    gpu = load(dump)["gpus"][0]
+    model = model_by_device_id(device_id)
+    measured = dict((p["name"][len("MIG ") :], p) for p in gpu["gpu_instance_profiles"])
+    assert sorted(model.profiles) == sorted(measured)
+    for name, record in measured.items():
+        facts = model.facts[name]
+        assert (facts["slices"], facts["max_count"], facts["memory_mib"]) == (
+            record["sliceCount"],
+            record["instanceCount"],
+            record["memorySizeMB"],
+        ), name
+        assert facts["memory_source"].startswith("NVML")
+    # found by product and memory as GFD labels the node
+    product = gpu["name"].replace(" ", "-")
+    assert find_gpu_model(product, gpu["memory_total_mib"]) is model
+
+
+def test_unmeasured_memory_is_marked_as_the_rule():
+    for model in MIG_GPU_MODELS:
+        for name, facts in model.facts.items():
+            assert facts["memory_source"].startswith("NVML") or facts["memory_source"].startswith("rule"), name
+
 
 # The reference file's MIG table, section 4: (product label, memory MiB, model name, profiles, balanced).
 MIG_ROWS = [

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpushare.k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu_autoscaling's planner on API-shaped objects: what it writes fixes what gpu_preflight finds, nothing else
 changes, a second plan is empty, and bad input is refused before any read."""
 
@@ -10,7 +12,6 @@ import pytest
 from k8s_objects import (
     cluster_autoscaler,
     cpu_node,
-    machine,
     machine_autoscaler,
     machineset,
     merge_patch,
@@ -28,7 +29,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     suggested_accelerator,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import Fleet
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import SCALEWAY, VKS, machineset_node_names
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import SCALEWAY, VKS
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight import checks as pf
 
 NS = "openshift-machine-api"
@@ -344,15 +345,3 @@ def test_node_labels_refuse_unknown_platforms_and_non_gpu_nodes():
         plan_node_autoscaling_labels(request(), None, fleet, None)
     with pytest.raises(GpuShareError, match="Not GPU nodes.*cpu"):
         plan_node_autoscaling_labels(request(), SCALEWAY, Fleet([t4_node("a"), cpu_node("cpu")]), ["cpu"])
-
-
-def test_machineset_nodes_come_from_machines_node_refs():
-    machines, _nodes = t4_pool("gpu-t4-0", "gpu-t4-1")
-    other, _ = t4_pool("ip-10-0-9-9.ec2.internal", machineset_name="gpu-a100")
-    deleting = machine("gpu-t4-m7", "gpu-t4", "gpu-t4-7")
-    deleting["metadata"]["deletionTimestamp"] = "2026-11-25T10:00:00Z"
-    provisioning = machine("gpu-t4-m8", "gpu-t4")
-    assert machineset_node_names(machines + other + [deleting, provisioning]) == {
-        (NS, "gpu-t4"): ["gpu-t4-0", "gpu-t4-1"],
-        (NS, "gpu-a100"): ["ip-10-0-9-9.ec2.internal"],
-    }

@@ -17,10 +17,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import MIG_PARTED_KEY
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layout import (
-    layout_per_gpu,
-    physical_gpu_count,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_mig_layout import physical_gpu_count
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import (
     MigExpectation,
     MigRequest,
@@ -163,9 +160,6 @@ def merge(obj, patch):
     return result
 
 
-# --- requests ---------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     "request_kwargs, message",
     [
@@ -187,9 +181,6 @@ def test_no_nodes_refused():
 
 def test_unknown_node_refused():
     assert "Node(s) not found: nope" in refusal(MigRequest(["nope"], config="all-balanced", strategy="mixed"))
-
-
-# --- shipped configurations -------------------------------------------------------------------
 
 
 def test_shipped_config_labels_node_clears_state_and_records_previous_label():
@@ -312,9 +303,6 @@ def test_cpu_node_refused():
     )
 
 
-# --- node state -------------------------------------------------------------------------------
-
-
 def test_node_with_change_still_pending_refused():
     node = a100_mid_change("pending")
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-balanced", strategy="mixed"), nodes=[node])
@@ -378,9 +366,6 @@ def test_physical_gpu_count_under_single_strategy():
     )
 
 
-# --- platforms --------------------------------------------------------------------------------
-
-
 def test_vks_refused_by_name():
     nodes = [gpu_node("vks-gpu-a10-0", "NVIDIA-A10", 1, 23028, mig_capable=False, zone="HCM03-1A")]
     assert platform_without_mig(nodes) == VKS
@@ -389,9 +374,6 @@ def test_vks_refused_by_name():
     assert "VNG Cloud VKS does not offer MIG" in refusal(
         MigRequest(["vks-gpu-a10-0"], config="all-balanced"), nodes=nodes
     )
-
-
-# --- custom layouts ---------------------------------------------------------------------------
 
 
 def test_custom_layout_creates_configmap_from_the_shipped_one_and_points_the_policy_at_it():
@@ -498,8 +480,6 @@ def test_single_strategy_problem(layout, problem):
     assert bool(single_strategy_problem(layout, 2)) is problem
 
 
-# --- every MIG row of the reference table -----------------------------------------------------
-
 MIG_ROWS = [
     ("NVIDIA-A30", 24576, "1g.6gb", "3g.40gb"),
     ("NVIDIA-A100-PCIE-40GB", 40960, "1g.5gb", "1g.20gb"),
@@ -550,9 +530,6 @@ def test_every_mig_row_balanced_own_and_foreign_profiles(product, memory, own, f
     )
 
 
-# --- expectations -----------------------------------------------------------------------------
-
-
 def test_expectation_problems_and_failure():
     expectation = MigExpectation("all-1g.5gb", {"1g.5gb": 14}, "mixed")
     pending = a100_mid_change("pending", strategy="mixed")
@@ -591,9 +568,6 @@ def test_single_strategy_devices_read_from_product_and_count():
 def test_expected_devices_of_all_enabled_is_not_comparable():
     assert expected_devices([{"devices": "all", "mig-enabled": True, "mig-devices": {}}], 2) is None
     assert expected_devices([{"devices": "all", "mig-enabled": False}], 2) == {}
-
-
-# --- issue 9: NVIDIA-exact ------------------------------------------------------------------------
 
 
 def test_unknown_gpu_refused_with_its_name_and_what_to_do():
@@ -661,16 +635,3 @@ def test_a_replan_still_refuses_another_change_pending_on_a_checked_node():
     node = a100(mig_config="all-balanced", state="pending")
     msg = refusal(MigRequest(["gpu-a100-0"], config="all-1g.5gb", checked_nodes=["gpu-a100-0"]), nodes=[node])
     assert "previous MIG change to all-balanced is still pending" in msg
-
-
-def test_a_layout_per_gpu_gives_each_gpu_its_gpu_layout_or_none_where_mig_is_off():
-    layout = [
-        {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.40gb": 1, "1g.10gb": 2, "2g.20gb": 0}},
-        {"devices": [1], "mig-enabled": True, "mig-devices": {}},
-        {"devices": [2], "mig-enabled": False, "mig-devices": {}},
-    ]
-    assert layout_per_gpu(layout, 3) == {0: (("1g.10gb", 2), ("3g.40gb", 1)), 1: (), 2: None}
-    assert layout_per_gpu([{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}], 2) == {
-        0: (("7g.80gb", 1),),
-        1: (("7g.80gb", 1),),
-    }

@@ -21,14 +21,14 @@ import json
 import os
 
 import pytest
-from test_nvidia_rules import PLACEMENTS
+from nvidia_rules import PLACEMENTS
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import MIG_GPU_MODELS, model_by_device_id
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import check_gpu_fits
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "nvidia")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "nvidia")
 MODELS = [model for model in MIG_GPU_MODELS if model.mig_capable]
 
 

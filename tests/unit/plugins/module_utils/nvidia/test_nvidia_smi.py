@@ -24,7 +24,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.nvidia_smi imp
     parse_gpu_list,
 )
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "nvidia")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "nvidia")
 
 
 def output(name):

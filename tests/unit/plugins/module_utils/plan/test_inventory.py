@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""inventory: toleration matching, GPU requests of pods, profiles of a ConfigMap and gpu_info's findings."""
+"""plan/inventory: toleration matching, profiles of a ConfigMap and gpu_info's findings."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,6 +12,7 @@ import json
 import pytest
 from k8s_objects import (
     CONFIG_MAP,
+    GPU_CONTAINER,
     GPU_TAINT,
     GPU_TOLERATION,
     a100_node,
@@ -26,12 +27,6 @@ from k8s_objects import (
 )
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import build_sharing_config
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import (
-    gpu_pods_by_node,
-    gpu_requests,
-    is_active_gpu_pod,
-    workload_pods_selector,
-)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import (
     build_inventory,
@@ -41,9 +36,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import
 )
 
 DEDICATED_TAINT = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
-
-
-# --- tolerations --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -117,103 +109,6 @@ def test_untolerated_taints():
     assert untolerated_taints([GPU_TAINT], None) == [GPU_TAINT]
 
 
-# --- pods ---------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "containers, init_containers, expected",
-    [
-        pytest.param([container(limits={"nvidia.com/gpu": "1"})], None, {"nvidia.com/gpu": 1}, id="limits-only"),
-        pytest.param(
-            [
-                container(
-                    requests={"nvidia.com/gpu": "2", "cpu": "500m"}, limits={"nvidia.com/gpu": "2", "memory": "4Gi"}
-                )
-            ],
-            None,
-            {"nvidia.com/gpu": 2},
-            id="requests-and-limits",
-        ),
-        pytest.param(
-            [container("a", limits={"nvidia.com/gpu": "1"}), container("b", limits={"nvidia.com/gpu": "2"})],
-            None,
-            {"nvidia.com/gpu": 3},
-            id="summed-over-containers",
-        ),
-        pytest.param(
-            [container(limits={"nvidia.com/gpu.shared": "1"}), container("b", limits={"nvidia.com/mig-1g.10gb": "1"})],
-            None,
-            {"nvidia.com/gpu.shared": 1, "nvidia.com/mig-1g.10gb": 1},
-            id="shared-and-mig",
-        ),
-        pytest.param(
-            [container(limits={"cpu": "1"})],
-            [container("init", limits={"nvidia.com/gpu": "1"})],
-            {},
-            id="init-containers-ignored",
-        ),
-        pytest.param(
-            [container(requests={"cpu": "1", "memory": "1Gi"}, limits={"amd.com/gpu": "1", "example.com/fpga": "1"})],
-            None,
-            {},
-            id="non-nvidia-ignored",
-        ),
-        pytest.param([container()], None, {}, id="no-resources"),
-        pytest.param([container(limits={"nvidia.com/gpu": "1k"})], None, {}, id="unparsable-quantity-skipped"),
-    ],
-)
-def test_gpu_requests(containers, init_containers, expected):
-    assert gpu_requests(pod("job", containers, node_name="t4-a", init_containers=init_containers)) == expected
-
-
-def test_gpu_requests_of_pod_without_spec():
-    assert gpu_requests({"metadata": {"name": "x"}}) == {}
-
-
-GPU_CONTAINER = [container(limits={"nvidia.com/gpu": "1"})]
-
-
-@pytest.mark.parametrize(
-    "node_name, phase, containers, expected",
-    [
-        ("t4-a", "Running", GPU_CONTAINER, True),
-        ("t4-a", "Pending", GPU_CONTAINER, True),
-        ("t4-a", "Unknown", GPU_CONTAINER, True),
-        (None, "Pending", GPU_CONTAINER, False),
-        ("t4-a", "Succeeded", GPU_CONTAINER, False),
-        ("t4-a", "Failed", GPU_CONTAINER, False),
-        ("t4-a", "Running", [container(limits={"cpu": "1"})], False),
-    ],
-)
-def test_is_active_gpu_pod(node_name, phase, containers, expected):
-    assert is_active_gpu_pod(pod("job", containers, node_name=node_name, phase=phase)) is expected
-
-
-def test_workload_pods_leave_out_finished_pods_and_the_operators_namespace():
-    assert workload_pods_selector("gpu-operator") == (
-        "metadata.namespace!=gpu-operator,status.phase!=Succeeded,status.phase!=Failed"
-    )
-    assert workload_pods_selector(None) == "status.phase!=Succeeded,status.phase!=Failed"
-
-
-def test_gpu_pods_by_node():
-    pods = [
-        pod("train", GPU_CONTAINER, namespace="ml", node_name="t4-a"),
-        pod("done", GPU_CONTAINER, namespace="ml", node_name="t4-a", phase="Succeeded"),
-        pod("web", [container(limits={"cpu": "1"})], namespace="web", node_name="t4-a"),
-        pod(
-            "infer", [container(limits={"nvidia.com/gpu": "2"})], namespace="serving", node_name="t4-b", phase="Pending"
-        ),
-    ]
-    assert gpu_pods_by_node(pods) == {
-        "t4-a": [{"namespace": "ml", "name": "train", "phase": "Running", "requests": {"nvidia.com/gpu": 1}}],
-        "t4-b": [{"namespace": "serving", "name": "infer", "phase": "Pending", "requests": {"nvidia.com/gpu": 2}}],
-    }
-
-
-# --- profiles -----------------------------------------------------------------------------------
-
-
 def test_describe_profiles():
     cm = config_map(
         {
@@ -251,9 +146,6 @@ def test_describe_profiles_of_nothing(cm):
 def test_describe_profiles_wrong_version():
     profiles = describe_device_plugin_profiles(config_map({"v2": "version: v2\n"}))
     assert "version must be v1" in profiles["v2"]["error"]
-
-
-# --- build_inventory ----------------------------------------------------------------------------
 
 
 def findings_about(inventory, obj):

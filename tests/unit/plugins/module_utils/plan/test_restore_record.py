@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""restore_record: the gpushare.k8s/restore annotation keeps the pre-collection value of each field."""
+"""plan/restore_record: the gpushare.k8s/restore annotation keeps the pre-collection value of each field;
+``restore_patch`` puts it back, ``keys_created_by_collection`` names what the collection added."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,14 +11,80 @@ __metaclass__ = type
 import json
 
 import pytest
-from k8s_objects import config_map, merge_patch, t4_node
+from k8s_objects import (
+    CONFIG_MAP,
+    annotations_of,
+    cluster_policy,
+    config_map,
+    created_config_map,
+    labels_of,
+    merge_patch,
+    t4_node,
+)
+from reset_history import LABEL
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.restore_record import (
     RESTORE_ANNOTATION,
     created_record,
+    keys_created_by_collection,
     read_record,
     record_patch,
+    restore_patch,
 )
+
+
+def test_keys_created_by_collection():
+    assert keys_created_by_collection(created_config_map({"a": "1", "b": "2"}, created_record())) == {"a", "b"}
+    recorded_cm = config_map({"ours": "x", "changed": "y", "users": "z"})
+    recorded_cm["metadata"]["annotations"] = record_patch(recorded_cm, "data", {"ours": None, "changed": "old"})
+    assert keys_created_by_collection(recorded_cm) == {"ours"}
+    assert keys_created_by_collection(config_map({"users": "z"})) == set()
+    assert keys_created_by_collection(None) == set()
+
+
+def test_restore_patch_without_record_or_for_a_created_object_is_none():
+    assert restore_patch(t4_node("t4-a")) is None
+    assert restore_patch(created_config_map({"a": "1"}, created_record())) is None
+
+
+def test_restore_patch_puts_labels_and_data_back_and_drops_the_record():
+    node = t4_node("t4-a", config="ts")
+    node["metadata"]["annotations"][RESTORE_ANNOTATION] = record_patch(node, "labels", {LABEL: None})[
+        RESTORE_ANNOTATION
+    ]
+    patch = restore_patch(node)
+    restored = merge_patch(node, patch)
+    assert LABEL not in labels_of(restored)
+    assert RESTORE_ANNOTATION not in annotations_of(restored)
+    assert annotations_of(restored)["node.alpha.kubernetes.io/ttl"] == "0", "other annotations are kept"
+
+
+def test_restore_patch_replaces_a_recorded_spec_field_exactly():
+    policy = cluster_policy(config_name="users-cm", default="users-key")
+    record = record_patch(policy, "spec", {"devicePlugin.config": {"name": "users-cm", "default": "users-key"}})
+    changed = merge_patch(
+        policy,
+        {
+            "metadata": {"annotations": record},
+            "spec": {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": "ts", "extra": 1}}},
+        },
+    )
+    restored = merge_patch(changed, restore_patch(changed))
+    assert restored["spec"] == policy["spec"]
+    assert RESTORE_ANNOTATION not in annotations_of(restored)
+
+
+def test_restore_patch_removes_a_field_that_was_absent():
+    policy = cluster_policy()
+    record = record_patch(policy, "spec", {"devicePlugin.config": None})
+    changed = merge_patch(
+        policy,
+        {
+            "metadata": {"annotations": record},
+            "spec": {"devicePlugin": {"config": {"name": CONFIG_MAP, "default": "ts"}}},
+        },
+    )
+    assert merge_patch(changed, restore_patch(changed))["spec"] == policy["spec"]
 
 
 def with_record(obj, text):

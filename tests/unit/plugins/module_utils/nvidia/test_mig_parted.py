@@ -1,6 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia/mig_parted: mig-parted's config (parser, device filters, per-GPU fit and placement, shipped configs, merge),
+with one table per section of the reference's mig-parted-rules.md (sections 1, 4 and 5;
+NVIDIA/mig-parted@bd7160f43f16462eeb21e1eda5e67b5b6b03fd7d) on the shipped config's copy in ``data/nvidia``."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,21 +13,263 @@ import re
 
 import pytest
 import yaml
+from nvidia_rules import DEVICE_IDS, PLACEMENTS, SHIPPED, SHIPPED_CONFIGS
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import (
+    MIG_GPU_MODELS,
     describe_mig_profiles,
     find_gpu_model,
+    model_by_device_id,
     profile_slices,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_parted import (
     build_mig_parted_config,
+    filter_problem,
     gpu_indices,
     is_shipped_config_name,
     mig_devices_of,
+    normalize_layout,
+    parse_device_filter,
     resolve_shipped_config,
     validate_mig_layout,
+    validate_mig_parted_document,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
+
+H100 = model_by_device_id("0x233010DE")
+A100_40 = model_by_device_id("0x20B010DE")
+
+
+def shipped_entries(name):
+    """The entries of a shipped config as the YAML has them (absent keys left out)."""
+    return [dict((k, v) for k, v in entry.items() if v is not None) for entry in SHIPPED_CONFIGS[name]]
+
+
+def entry(mig_devices, devices="all", enabled=True, **extra):
+    result = dict(extra, devices=devices)
+    result["mig-enabled"] = enabled
+    if mig_devices is not None:
+        result["mig-devices"] = mig_devices
+    return result
+
+
+DOCUMENTS = [
+    (None, None),
+    ({}, None),
+    ({"version": "v1"}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({})]}}, None),
+    ({"mig-configs": {"a": [entry({})]}}, "missing 'version'"),
+    ({"version": "v2", "mig-configs": {"a": [entry({})]}}, "version must be v1"),
+    ({"version": 1, "mig-configs": {"a": [entry({})]}}, "version must be v1"),
+    ({"version": "v1", "mig-configs": {}}, "at least one config"),
+    ({"version": "v1", "mig-configs": {"a": []}}, "non-empty list"),
+    ({"version": "v1", "mig-configs": {"a": [entry({})]}, "extra": 1}, "unexpected field 'extra'"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, typo=1)]}}, "unexpected field 'typo'"),
+    ({"version": "v1", "mig-configs": {"a": [{"mig-enabled": False}]}}, "missing required field devices"),
+    ({"version": "v1", "mig-configs": {"a": [{"devices": "all"}]}}, "missing required field mig-enabled"),
+    ({"version": "v1", "mig-configs": {"a": [entry(None)]}}, "mig-devices is required"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, devices="ALL")]}}, "devices must be 'all'"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, devices=[0, "1"])]}}, "devices must be 'all'"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, devices=[-1])]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, devices=[])]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, enabled="true")]}}, "mig-enabled must be true or false"),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": 1}, enabled=False)]}}, "mig-enabled is false"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, enabled=False)]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry(None, enabled=False)]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": 0})]}}, "all counts in mig-devices are 0"),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": 0, "2g.20gb": 1})]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": -1})]}}, "must be >= 0"),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": 1.5})]}}, "must be an integer"),
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb": True})]}}, "must be an integer"),
+    ({"version": "v1", "mig-configs": {"a": [entry({"0g.0gb": 100})]}}, None),  # format only (spec_test.go)
+    ({"version": "v1", "mig-configs": {"a": [entry({"1g.10gb.me": 1})]}}, r"keep the '\+'"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, **{"device-filter": "0x233010DE"})]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, **{"device-filter": ["0x233010DE"]})]}}, None),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, **{"device-filter": [1]})]}}, "device-filter must be"),
+    ({"version": "v1", "mig-configs": {"a": [entry({}, **{"device-filter": {"id": 1}})]}}, "device-filter must be"),
+]
+
+
+@pytest.mark.parametrize("document, error", DOCUMENTS)
+def test_mig_parted_file_structure(document, error):
+    if error is None:
+        validate_mig_parted_document(document, "config.yaml")
+    else:
+        with pytest.raises(GpuShareError, match=error):
+            validate_mig_parted_document(document, "config.yaml")
+
+
+def test_the_shipped_file_parses():
+    """The 81 shipped configs parse (mig-parted's own parser accepts them; so must ours)."""
+    document = {"version": SHIPPED["version"], "mig-configs": dict((n, shipped_entries(n)) for n in SHIPPED_CONFIGS)}
+    assert len(validate_mig_parted_document(document, "default-mig-parted-config")) == 81
+
+
+FILTERS = [
+    ("0x233010DE", (0x2330, 0x10DE, None)),
+    ("0X233010de", (0x2330, 0x10DE, None)),
+    ("0x233010DE:0x16C010DE", (0x2330, 0x10DE, (0x16C0, 0x10DE))),
+    (str(0x233010DE), (0x2330, 0x10DE, None)),
+    ("0x2330_10DE", (0x2330, 0x10DE, None)),
+    ("0x233010DE:0x1:0x2", None),
+    ("A100-SXM4-40GB", None),
+    ("", None),
+    ("0x1233010DE", None),
+    ("-1", None),
+    ("0x", None),
+]
+
+
+@pytest.mark.parametrize("text, parsed", FILTERS)
+def test_device_filter_parsing(text, parsed):
+    assert parse_device_filter(text) == parsed
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("0x233010DE", None), ("A100-SXM4-40GB", "cannot parse"), ("0x233010DF", "not NVIDIA's"), ("0x12345", "vendor")],
+)
+def test_filter_that_never_matches_is_warned(text, problem):
+    found = filter_problem(text)
+    assert (found is None) if problem is None else (problem in found)
+    warnings = []
+    normalize_layout([entry({}, **{"device-filter": text})], "layout", warnings)
+    assert bool(warnings) == (problem is not None)
+
+
+def test_filtered_entries_pick_the_gpu():
+    layout = [
+        entry({"1g.10gb": 7}, **{"device-filter": ["0x233010DE"]}),
+        entry({"1g.5gb": 7}, **{"device-filter": "0x20B010DE"}),
+    ]
+    assert validate_mig_layout(layout, H100, 2, device_id="0x233010DE") == [entry({"1g.10gb": 7})]
+    assert validate_mig_layout(layout, A100_40, 2, device_id="0x20B010DE") == [entry({"1g.5gb": 7})]
+    with pytest.raises(GpuShareError, match=r"leaves GPU\(s\) 0, 1 of its 2 unmatched"):
+        validate_mig_layout(layout, model_by_device_id("0x233110DE"), 2, device_id="0x233110DE")
+
+
+def test_filter_with_a_subsystem_cannot_be_checked():
+    with pytest.raises(GpuShareError, match="subsystem"):
+        validate_mig_layout([entry({}, **{"device-filter": "0x233010DE:0x16C010DE"})], H100, 1, device_id="0x233010DE")
+
+
+def test_gpus_matched_by_entries_that_disagree_are_refused():
+    with pytest.raises(GpuShareError, match="also matched by entry 0 with another layout"):
+        validate_mig_layout([entry({"1g.10gb": 7}), entry({"3g.40gb": 2}, devices=[1])], H100, 2)
+    # the same layout twice is fine
+    validate_mig_layout([entry({"1g.10gb": 7}), entry({"1g.10gb": 7}, devices=[1])], H100, 2)
+
+
+def test_unknown_device_id_with_partial_filter_is_not_guessed():
+    """An A100 PCIe 40GB may be 0x20B1 or 0x20F1: a filter naming one of them cannot be decided without a label."""
+    model = find_gpu_model("NVIDIA-A100-PCIE-40GB", 40960)
+    with pytest.raises(GpuShareError, match="no label says which one"):
+        validate_mig_layout([entry({}, **{"device-filter": "0x20F110DE"})], model, 1)
+    state = NodeGpuState.from_node(
+        {
+            "metadata": {
+                "name": "n",
+                "labels": {
+                    "nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB",
+                    "nvidia.com/gpu.memory": "40960",
+                    "feature.node.kubernetes.io/pci-0302_10de_20f1.present": "true",
+                },
+            }
+        }
+    )
+    assert state.pci_device_id == "0x20F110DE" and state.gpu_model is model
+
+
+def targets(name, model, device_id):
+    """Whether a shipped config targets this GPU: an entry's filter names its device ID, or an entry without
+    a filter uses only profiles it has (all-disabled and all-enabled target every MIG GPU)."""
+    matching = [
+        item for item in SHIPPED_CONFIGS[name] if item["device-filter"] is None or device_id in item["device-filter"]
+    ]
+    if not matching:
+        return False
+    return all(
+        item["device-filter"] is not None or all(p in model.profiles for p in (item["mig-devices"] or {}))
+        for item in matching
+    )
+
+
+SHIPPED_TARGETS = [
+    (name, device_id)
+    for name in SHIPPED_CONFIGS
+    for device_id in DEVICE_IDS
+    if targets(name, model_by_device_id(device_id), device_id)
+]
+
+
+def test_every_shipped_config_targets_some_gpu_of_the_catalog():
+    """All 81 configs: each is accepted on some GPU (or, for 3 of them, the 189GB GB200 matched by memory)."""
+    targeted = set(name for name, _device in SHIPPED_TARGETS)
+    gb200_189 = find_gpu_model("NVIDIA-GB200", 189 * 1024)
+    for name in set(SHIPPED_CONFIGS) - targeted:
+        assert all(p in gb200_189.profiles for item in SHIPPED_CONFIGS[name] for p in item["mig-devices"]), name
+        resolve_shipped_config(name, gb200_189, 4)
+
+
+@pytest.mark.parametrize("name, device_id", SHIPPED_TARGETS)
+def test_shipped_config_accepted_on_each_gpu_it_targets(name, device_id):
+    """mig-parted-rules.md sections 3-6: NVIDIA's own config, applied to a GPU it targets, is accepted and
+    gives that GPU exactly what the matching entries say."""
+    model = model_by_device_id(device_id)
+    resolved = resolve_shipped_config(name, model, 4, "n", device_id=device_id)
+    matching = [
+        item for item in SHIPPED_CONFIGS[name] if item["device-filter"] is None or device_id in item["device-filter"]
+    ]
+    wanted = matching[-1]
+    assert resolved == [
+        {"devices": "all", "mig-enabled": wanted["mig-enabled"], "mig-devices": dict(wanted["mig-devices"] or {})}
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED_CONFIGS if n.startswith("all-") and "." in n])
+def test_shipped_config_refused_on_gpus_it_does_not_target(name):
+    for device_id in DEVICE_IDS:
+        model = model_by_device_id(device_id)
+        if not targets(name, model, device_id):
+            with pytest.raises(GpuShareError, match="MIG config %s" % name):
+                resolve_shipped_config(name, model, 1, "n", device_id=device_id)
+
+
+@pytest.mark.parametrize("model", MIG_GPU_MODELS, ids=[m.name for m in MIG_GPU_MODELS])
+def test_balanced_is_mig_parteds(model):
+    """balanced.go: 7-slice GPUs 2x1g + 1x2g + 1x3g, 4-slice GPUs 2x1g + 1x2g, plain profiles, the 1g with most
+    instances; equal to the shipped all-balanced entry of every device ID."""
+    wanted = {7: [1, 1, 2, 3], 4: [1, 1, 2]}[model.compute_slices]
+    assert sorted(s for p, n in model.balanced.items() for s in [model.facts[p]["slices"]] * n) == wanted
+    for item in SHIPPED_CONFIGS["all-balanced"]:
+        if set(item["device-filter"]) & set(model.device_ids):
+            assert item["mig-devices"] == model.balanced
+    validate_mig_layout([entry(model.balanced)], model, 1)
+
+
+@pytest.mark.parametrize("mig_devices, error", PLACEMENTS)
+def test_placement_on_h100(mig_devices, error):
+    if error is None:
+        validate_mig_layout([entry(mig_devices)], H100, 1)
+    else:
+        with pytest.raises(GpuShareError, match=error):
+            validate_mig_layout([entry(mig_devices)], H100, 1)
+
+
+def test_media_extension_is_one_per_gpu():
+    model = model_by_device_id("0x2BB510DE")  # RTX PRO 6000: +me, +me.all
+    with pytest.raises(GpuShareError, match="media extension"):
+        validate_mig_layout([entry({"1g.24gb+me": 1, "1g.24gb+me.all": 1})], model, 1)
+    validate_mig_layout([entry({"1g.24gb+me.all": 1, "1g.24gb+gfx": 3})], model, 1)
+
+
+def test_non_canonical_profile_rewritten_with_a_warning():
+    warnings = []
+    layout = normalize_layout([entry({"1c.1g.10gb": 7})], "layout", warnings)
+    assert layout == [entry({"1g.10gb": 7})]
+    assert "rewritten as 1g.10gb" in warnings[0]
+
 
 # One product label per row of the reference's MIG table.
 MIG_GPUS = [

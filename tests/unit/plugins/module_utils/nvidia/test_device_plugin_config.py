@@ -1,6 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia/device_plugin_config: the device plugin's config (build, validate, parse), resource names and the MPS client
+limit, with the table of the reference's device-plugin-rules.md
+(NVIDIA/k8s-device-plugin@1b826acc6af3079d8923bac395c3124b8861a9a6)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,14 +15,123 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
     KUBELET_DEVICE_LIST_LIMIT_BYTES,
     build_sharing_config,
+    check_devices_field,
     device_list_bytes,
+    mig_profile_of_resource,
     most_replicas_advertised,
+    mps_max_clients,
     normalize_resource_name,
     parse_sharing_config,
     sharing_method_of,
     validate_sharing_config,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.yaml_text import dump_config
+
+
+def test_compute_instance_resources_are_not_advertised():
+    """device-plugin-rules.md, resource names: only profiles with C == G become mixed-strategy resources."""
+    assert mig_profile_of_resource("nvidia.com/mig-1c.2g.10gb") is None
+
+
+def config(method="timeSlicing", resources=None, **top):
+    result = dict(top)
+    result["sharing"] = {method: {"resources": resources or [{"name": "nvidia.com/gpu", "replicas": 2}]}}
+    return result
+
+
+PLUGIN_CONFIGS = [
+    # How a config file is read: version
+    (config(), None),
+    (config(version="v1"), None),
+    (config(version=""), None),
+    (config(version="v2"), "unknown version"),
+    (config(version=1), "unknown version"),
+    ({}, None),
+    # sharing.timeSlicing / sharing.mps
+    ({"sharing": {"timeSlicing": {}}}, "no resources specified"),
+    ({"sharing": {"timeSlicing": None}}, "no resources specified"),
+    ({"sharing": {"mps": {}}}, "no resources specified"),
+    ({"sharing": {"mps": None}}, None),
+    ({"sharing": {"timeSlicing": {"resources": []}}}, "no resources specified"),
+    # Resource entries
+    (config(resources=[{"replicas": 2}]), "name is required"),
+    (config(resources=[{"name": "gpu"}]), "no replicas specified"),
+    (config(resources=[{"name": "gpu", "replicas": 1}]), ">= 2"),
+    (config(resources=[{"name": "gpu", "replicas": "2"}]), ">= 2"),
+    (config(resources=[{"name": "gpu", "replicas": 1000}]), None),  # time-slicing: no upper bound
+    (config("mps", [{"name": "gpu", "replicas": 48}]), None),
+    (config("mps", [{"name": "gpu", "replicas": 49}]), "at most 48 clients"),
+    # devices and rename forms
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": "all"}]), None),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": 2}]), None),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": 0}]), "count of devices must be > 0"),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": "some"}]), "only valid string input is 'all'"),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": None}]), "only valid string input is 'all'"),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": [0, "1", "0:1"]}]), None),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": [-1]}]), "unsupported type for device"),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": ["-1"]}]), "unsupported type for device"),
+    (config(resources=[{"name": "gpu", "replicas": 2, "devices": ["GPU-UUID"]}]), "unsupported type for device"),
+    (
+        config(resources=[{"name": "gpu", "replicas": 2, "devices": ["GPU-8b2ba2bb-4b5a-4ea4-8e5a-1c6bd2a1e5c7"]}]),
+        None,
+    ),
+    (
+        config(resources=[{"name": "gpu", "replicas": 2, "devices": ["MIG-GPU-8b2ba2bb-4b5a-4ea4-8e5a-1c6bd2a1e5c7"]}]),
+        "unsupported type for device",
+    ),
+    (
+        config(
+            resources=[{"name": "gpu", "replicas": 2, "devices": ["MIG-GPU-8b2ba2bb-4b5a-4ea4-8e5a-1c6bd2a1e5c7/1/0"]}]
+        ),
+        None,
+    ),
+    (config(resources=[{"name": "gpu", "replicas": 2, "rename": "gpu-shared"}]), None),
+    (config(resources=[{"name": "gpu", "replicas": 2, "rename": "GPU"}]), "incorrect format"),
+    # Resource names
+    (config(resources=[{"name": "GPU", "replicas": 2}]), "incorrect format"),
+    (config(resources=[{"name": "mig-1g.10gb+me", "replicas": 2}]), "incorrect format"),
+    (config(resources=[{"name": "example.com/gpu", "replicas": 2}]), "incorrect format"),
+    (config(resources=[{"name": "a" * 52, "replicas": 2}]), None),
+    (config(resources=[{"name": "a" * 53, "replicas": 2}]), "at most 63"),
+    # timeSlicing and mps together
+    (
+        {"sharing": {"timeSlicing": {"resources": [{"name": "gpu", "replicas": 2}]}, "mps": {"resources": []}}},
+        "both timeSlicing and mps",
+    ),
+    # MPS and MIG, flags
+    (config("mps", flags={"migStrategy": "mixed"}), "change the MIG strategy"),
+    (config("mps", flags={"migStrategy": "single"}), None),
+    (config(flags={"migStrategy": "auto"}), "unknown MIG strategy"),
+]
+
+
+@pytest.mark.parametrize("document, error", PLUGIN_CONFIGS)
+def test_device_plugin_config_rules(document, error):
+    if error is None:
+        validate_sharing_config(document)
+    else:
+        with pytest.raises(GpuShareError, match=error):
+            validate_sharing_config(document)
+
+
+def test_a_name_matching_no_device_is_a_warning():
+    warnings = validate_sharing_config(config(resources=[{"name": "not-gpu", "replicas": 2}]))
+    assert "nvidia.com/not-gpu matches no device" in warnings[0]
+
+
+@pytest.mark.parametrize("compute, limit", [((7, 0), 16), ((7, 2), 16), ((7, 5), 48), ((9, 0), 48), (None, 48)])
+def test_mps_client_limit_by_compute_capability(compute, limit):
+    assert mps_max_clients(compute) == limit
+
+
+def test_gpu_mps_replicas_49_refused_before_anything():
+    with pytest.raises(GpuShareError, match="at most 48 clients per GPU"):
+        build_sharing_config("mps", 49)
+
+
+@pytest.mark.parametrize("devices", ["all", 1, [0], ["0"], ["0:0"]])
+def test_devices_forms(devices):
+    check_devices_field(devices, "devices")
 
 
 def test_build_time_slicing_default():

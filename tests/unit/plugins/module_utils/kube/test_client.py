@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""client: kubernetes.core-compatible environment fallbacks and the configuration resolution order.
+"""kube/client.py: the configuration resolution order (kubernetes.core's), kubeconfig files and dicts, TLS files and
+proxy headers, each failure naming what to set.
 
 No cluster: only the environment (monkeypatch) and kubeconfig files written to tmp_path.
 """
@@ -12,15 +13,8 @@ __metaclass__ = type
 
 import pytest
 import yaml
-from ansible.module_utils.basic import AnsibleFallbackNotFound
-from ansible.module_utils.common.parameters import set_fallbacks
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.args import (
-    AUTH_ARG_SPEC,
-    AUTH_ENV_FALLBACKS,
-    gpu_demand_options,
-    k8s_env_fallback,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.args import AUTH_ARG_SPEC, AUTH_ENV_FALLBACKS
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import (
     CONFIGURATION_ATTRIBUTES,
@@ -28,196 +22,6 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.kube.client import (
 )
 
 pytestmark = pytest.mark.usefixtures("clean_k8s_env")
-
-
-# --- k8s_env_fallback ---------------------------------------------------------------------------
-
-
-def test_first_set_name_wins(monkeypatch):
-    monkeypatch.setenv("K8S_AUTH_VERIFY_SSL", "second")
-    assert k8s_env_fallback("K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL") == "second"
-    monkeypatch.setenv("K8S_AUTH_VALIDATE_CERTS", "first")
-    assert k8s_env_fallback("K8S_AUTH_VALIDATE_CERTS", "K8S_AUTH_VERIFY_SSL") == "first"
-
-
-def test_nothing_set_raises_fallback_not_found():
-    with pytest.raises(AnsibleFallbackNotFound):
-        k8s_env_fallback("K8S_AUTH_HOST")
-
-
-@pytest.mark.parametrize(
-    "value, expected",
-    [
-        ("0", False),
-        ("false", False),
-        ("False", False),
-        ("FALSE", False),
-        ("no", False),
-        ("No", False),
-        ("1", True),
-        ("true", True),
-        ("yes", True),
-        ("on", True),
-        ("off", True),
-        ("anything", True),
-        ("", True),
-    ],
-)
-def test_booleans_read_like_kubernetes_core(monkeypatch, value, expected):
-    # kubernetes.core: env_value.lower() not in ["0", "false", "no"]
-    monkeypatch.setenv("K8S_AUTH_VALIDATE_CERTS", value)
-    assert k8s_env_fallback("K8S_AUTH_VALIDATE_CERTS", boolean=True) is expected
-
-
-@pytest.mark.parametrize(
-    "value, expected",
-    [
-        ("system:masters", ["system:masters"]),
-        ("system:masters,gpu-admins", ["system:masters", "gpu-admins"]),
-        (" a , b ,, c ,", ["a", "b", "c"]),
-        ("", []),
-    ],
-)
-def test_comma_lists(monkeypatch, value, expected):
-    monkeypatch.setenv("K8S_AUTH_IMPERSONATE_GROUPS", value)
-    assert k8s_env_fallback("K8S_AUTH_IMPERSONATE_GROUPS", comma_list=True) == expected
-
-
-# --- AUTH_ARG_SPEC fallbacks, called the way AnsibleModule calls them ---------------------------
-
-ENVIRONMENT = {
-    "K8S_AUTH_KUBECONFIG": "/home/ops/.kube/prod",
-    "K8S_AUTH_CONTEXT": "prod-admin",
-    "K8S_AUTH_HOST": "https://api.prod.example.com:6443",
-    "K8S_AUTH_API_KEY": "sha256~token",
-    "K8S_AUTH_USERNAME": "ops",
-    "K8S_AUTH_PASSWORD": "secret",
-    "K8S_AUTH_VERIFY_SSL": "no",
-    "K8S_AUTH_SSL_CA_CERT": "/etc/pki/ca.pem",
-    "K8S_AUTH_CERT_FILE": "/etc/pki/client.pem",
-    "K8S_AUTH_KEY_FILE": "/etc/pki/client-key.pem",
-    "K8S_AUTH_PROXY": "http://proxy:3128",
-    "K8S_AUTH_NO_PROXY": "localhost,.svc",
-    "K8S_AUTH_PERSIST_CONFIG": "false",
-    "K8S_AUTH_IMPERSONATE_USER": "gpu-bot",
-    "K8S_AUTH_IMPERSONATE_GROUPS": "system:masters, gpu-admins",
-}
-EXPECTED = {
-    "kubeconfig": "/home/ops/.kube/prod",
-    "context": "prod-admin",
-    "host": "https://api.prod.example.com:6443",
-    "api_key": "sha256~token",
-    "username": "ops",
-    "password": "secret",
-    "validate_certs": False,
-    "ca_cert": "/etc/pki/ca.pem",
-    "client_cert": "/etc/pki/client.pem",
-    "client_key": "/etc/pki/client-key.pem",
-    "proxy": "http://proxy:3128",
-    "no_proxy": "localhost,.svc",
-    "persist_config": False,
-    "impersonate_user": "gpu-bot",
-    "impersonate_groups": ["system:masters", "gpu-admins"],
-}
-
-
-def test_every_option_falls_back_to_its_environment_variable(monkeypatch):
-    for name, value in ENVIRONMENT.items():
-        monkeypatch.setenv(name, value)
-    parameters = {}
-    no_log_values = set_fallbacks(AUTH_ARG_SPEC, parameters)
-    assert parameters == EXPECTED
-    assert {"sha256~token", "secret"} <= no_log_values
-
-
-def test_fallbacks_leave_given_options_alone(monkeypatch):
-    monkeypatch.setenv("K8S_AUTH_HOST", "https://from-env:6443")
-    monkeypatch.setenv("K8S_AUTH_VALIDATE_CERTS", "true")
-    parameters = {"host": "https://given:6443"}
-    set_fallbacks(AUTH_ARG_SPEC, parameters)
-    assert parameters == {"host": "https://given:6443", "validate_certs": True}
-
-
-def test_no_environment_no_fallback_values():
-    parameters = {}
-    set_fallbacks(AUTH_ARG_SPEC, parameters)
-    assert parameters == {}
-
-
-# --- the gpu_demand event source's args (extensions/eda) --------------------------------------------
-
-
-def test_the_event_sources_connection_options_fall_back_to_the_environment_as_a_modules_do(monkeypatch):
-    for name, value in ENVIRONMENT.items():
-        monkeypatch.setenv(name, value)
-    options = gpu_demand_options({"pool_label": "k8s.scaleway.com/pool-name", "settle_seconds": "5"})
-    assert dict((name, options[name]) for name in EXPECTED) == EXPECTED
-    assert (
-        options["pool_label"],
-        options["settle_seconds"],
-        options["cool_down_seconds"],
-        options["handoff_timeout_seconds"],
-    ) == ("k8s.scaleway.com/pool-name", 5.0, 60.0, 300.0)
-
-
-def test_the_event_sources_args_take_the_modules_aliases_and_win_over_the_environment(monkeypatch):
-    monkeypatch.setenv("K8S_AUTH_HOST", "https://from-env:6443")
-    options = gpu_demand_options({"host": "https://given:6443", "verify_ssl": "no", "ssl_ca_cert": "/ca.pem"})
-    assert (options["host"], options["validate_certs"], options["ca_cert"]) == ("https://given:6443", False, "/ca.pem")
-
-
-@pytest.mark.parametrize(
-    "args, problem",
-    [
-        ({"settle": 5}, "settle"),
-        ({"settle_seconds": "soon"}, "settle_seconds"),
-        ({"cool_down_seconds": -1}, "cool_down_seconds is -1.0"),
-        ({"settle_seconds": 90}, "longest_settle_seconds is shorter than settle_seconds"),
-        ({"handoff_timeout_seconds": 0}, "handoff_timeout_seconds is 0.0; give a number of seconds above 0"),
-    ],
-)
-def test_the_event_sources_wrong_args_are_refused_by_name(args, problem):
-    with pytest.raises(GpuShareError, match="gpushare.k8s.gpu_demand: .*" + problem):
-        gpu_demand_options(args)
-
-
-def call_fallback(spec):
-    """What AnsibleModule does with ``fallback=(callable, [args], {kwargs})``."""
-    fallback = spec["fallback"]
-    args, kwargs = [], {}
-    for item in fallback[1:]:
-        if isinstance(item, dict):
-            kwargs = item
-        else:
-            args = item
-    return fallback[0](*args, **kwargs)
-
-
-@pytest.mark.parametrize(
-    "option, env, value, expected",
-    [
-        ("validate_certs", "K8S_AUTH_VALIDATE_CERTS", "0", False),
-        ("validate_certs", "K8S_AUTH_VERIFY_SSL", "yes", True),
-        ("persist_config", "K8S_AUTH_PERSIST_CONFIG", "No", False),
-        ("impersonate_groups", "K8S_AUTH_IMPERSONATE_GROUPS", "a,b", ["a", "b"]),
-        ("ca_cert", "K8S_AUTH_CA_CERT", "/ca.pem", "/ca.pem"),
-        ("client_key", "K8S_AUTH_KEY_FILE", "/key.pem", "/key.pem"),
-    ],
-)
-def test_single_fallback(monkeypatch, option, env, value, expected):
-    monkeypatch.setenv(env, value)
-    assert call_fallback(AUTH_ARG_SPEC[option]) == expected
-
-
-def test_proxy_header_fallbacks(monkeypatch):
-    monkeypatch.setenv("K8S_AUTH_PROXY_HEADERS_USER_AGENT", "gpushare/1.0")
-    monkeypatch.setenv("K8S_AUTH_PROXY_HEADERS_PROXY_BASIC_AUTH", "user:pass")
-    parameters = {}
-    set_fallbacks(AUTH_ARG_SPEC["proxy_headers"]["options"], parameters)
-    assert parameters == {"user_agent": "gpushare/1.0", "proxy_basic_auth": "user:pass"}
-
-
-# --- build_configuration ------------------------------------------------------------------------
 
 
 def kubeconfig_dict(current="dev"):
