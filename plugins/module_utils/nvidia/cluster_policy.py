@@ -50,6 +50,41 @@ def select_cluster_policy(policies, name=None):
     )
 
 
+def operator_namespace(policy, namespace, daemonset_in):
+    """Where the policy's operands run and the device plugin DaemonSet there (None when it is not), as a pair.
+
+    The operator records where it runs in the policy's ``status.namespace``: that namespace is taken as it is, with or
+    without the device plugin DaemonSet (which the operator deletes when ``spec.devicePlugin.enabled`` is false).
+    Without it, the namespace is the one of the platforms' defaults that holds the DaemonSet. ``namespace`` is the
+    user's, which wins where the DaemonSet is. ``daemonset_in(namespace)`` answers the DaemonSet of a namespace, or
+    None; it is asked for one candidate after the other, no further than the first that settles it.
+    """
+    status_namespace = (policy.get("status") or {}).get("namespace")
+    if namespace:
+        candidates = [namespace]
+    elif status_namespace:
+        candidates = [status_namespace]
+    else:
+        candidates = list(KNOWN_OPERATOR_NAMESPACES)
+    for candidate in candidates:
+        daemonset = daemonset_in(candidate)
+        if daemonset is not None or candidate == status_namespace:
+            return candidate, daemonset
+    policy_name = policy["metadata"]["name"]
+    if status_namespace:
+        raise GpuShareError(
+            "namespace %s is not where the GPU Operator runs: ClusterPolicy %s reports namespace %s "
+            "(status.namespace), and the device plugin DaemonSet %s is not in %s. Leave namespace unset, or set it to "
+            "%s." % (namespace, policy_name, status_namespace, DEVICE_PLUGIN_DAEMONSET, namespace, status_namespace)
+        )
+    raise GpuShareError(
+        "The device plugin DaemonSet %s was not found in namespace(s) %s, and ClusterPolicy %s reports no namespace "
+        "(status.namespace; the operator may not have reconciled it yet): set namespace to where the GPU Operator "
+        "runs (and check spec.devicePlugin.enabled of ClusterPolicy %s)."
+        % (DEVICE_PLUGIN_DAEMONSET, ", ".join(candidates), policy_name, policy_name)
+    )
+
+
 def device_plugin_config_of(policy):
     """``spec.devicePlugin.config`` of a ClusterPolicy as ``(name, default)``, None where unset."""
     config = ((policy.get("spec") or {}).get("devicePlugin") or {}).get("config") or {}
