@@ -118,55 +118,79 @@ def wait_for_objects(
     """
     policy = policy or DEFAULT_POLICY
     deadline = time.monotonic() + timeout
-    latest, unmet, failed = {}, {}, {}
-
-    def observe(obj):
-        name = key(obj)
-        latest[name] = obj
-        problem = expectations[name](obj)
-        unmet.pop(name, None)
-        failed.pop(name, None)
-        if isinstance(problem, Failed):
-            failed[name] = problem.reason
-        elif problem:
-            unmet[name] = problem
-
-    def vanish(name):
-        for found in (latest, unmet, failed):
-            found.pop(name, None)
-
-    def relist(items_and_version=None):
-        items, resource_version = items_and_version or list_objects()
-        listed = set()
-        for item in items:
-            if key(item) in expectations:
-                listed.add(key(item))
-                observe(item)
-        gone = set(latest) - listed
-        if gone and not absent_ok:
-            # Deleted while no watch ran: the watch would have said so with a DELETED event.
-            raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, sorted(gone)[0], what))
-        for name in gone:
-            vanish(name)
-        return resource_version
-
-    def event(event_type, obj):
-        if key(obj) not in expectations:
-            return
-        if event_type != "DELETED":
-            observe(obj)
-        elif absent_ok:
-            vanish(key(obj))
-        else:
-            raise GpuShareError("%s %s was deleted while waiting for %s." % (kind, key(obj), what))
-
+    objects = _WaitedObjects(list_objects, expectations, key, absent_ok, kind, what)
     # A LIST the caller made before writing serves as well as a new one: the watch from its
     # resourceVersion delivers every change made since, the caller's own writes included.
-    resource_version = relist(listed)
-    missing = sorted(set(expectations) - set(latest))
+    resource_version = objects.relist(listed)
+    missing = sorted(set(expectations) - set(objects.latest))
     if missing and not absent_ok:
         raise GpuShareError("Cannot wait for %s: %s(s) %s do not exist." % (what, kind, ", ".join(missing)))
-    drops = _follow(watch_objects, relist, event, lambda: not unmet, resource_version, deadline, policy)
+    drops = _follow(
+        watch_objects, objects.relist, objects.event, lambda: not objects.unmet, resource_version, deadline, policy
+    )
+    _raise_unsettled(objects, timeout, what, kind, drops)
+    return objects.latest
+
+
+class _WaitedObjects(object):
+    """What wait_for_objects has seen of the objects it waits for: the latest of each (``latest``), what is still
+    wrong with those not there yet (``unmet``) and the reason of those that never will be (``failed``), all by key."""
+
+    def __init__(self, list_objects, expectations, key, absent_ok, kind, what):
+        self.list_objects = list_objects
+        self.expectations = expectations
+        self.key = key
+        self.absent_ok = absent_ok
+        self.kind = kind
+        self.what = what
+        self.latest, self.unmet, self.failed = {}, {}, {}
+
+    def observe(self, obj):
+        name = self.key(obj)
+        self.latest[name] = obj
+        problem = self.expectations[name](obj)
+        self.unmet.pop(name, None)
+        self.failed.pop(name, None)
+        if isinstance(problem, Failed):
+            self.failed[name] = problem.reason
+        elif problem:
+            self.unmet[name] = problem
+
+    def vanish(self, name):
+        for found in (self.latest, self.unmet, self.failed):
+            found.pop(name, None)
+
+    def relist(self, items_and_version=None):
+        """Observe a LIST (``items_and_version``, else a new one); returns its resourceVersion."""
+        items, resource_version = items_and_version or self.list_objects()
+        listed = set()
+        for item in items:
+            if self.key(item) in self.expectations:
+                listed.add(self.key(item))
+                self.observe(item)
+        gone = set(self.latest) - listed
+        if gone and not self.absent_ok:
+            # Deleted while no watch ran: the watch would have said so with a DELETED event.
+            raise GpuShareError("%s %s was deleted while waiting for %s." % (self.kind, sorted(gone)[0], self.what))
+        for name in gone:
+            self.vanish(name)
+        return resource_version
+
+    def event(self, event_type, obj):
+        if self.key(obj) not in self.expectations:
+            return
+        if event_type != "DELETED":
+            self.observe(obj)
+        elif self.absent_ok:
+            self.vanish(self.key(obj))
+        else:
+            raise GpuShareError("%s %s was deleted while waiting for %s." % (self.kind, self.key(obj), self.what))
+
+
+def _raise_unsettled(objects, timeout, what, kind, drops):
+    """Once the wait ends: the timeout listing each unmet object (and the failed ones, and the watch's drops), else
+    the failed objects, else nothing."""
+    unmet, failed = objects.unmet, objects.failed
     if unmet:
         raise GpuShareError(
             "Timed out after %ss waiting for %s; %d %s(s) not there yet: %s%s%s"
@@ -186,7 +210,6 @@ def wait_for_objects(
             "%s failed on %d %s(s): %s" % (what[:1].upper() + what[1:], len(failed), kind, _listing(failed)),
             details={"failed": failed},
         )
-    return latest
 
 
 def wait_for_events(kube, kind, name, found, timeout):

@@ -301,25 +301,6 @@ class _MachineSetPlan(object):
 def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machine_autoscalers, machines, nodes):
     """The MachineSet, MachineAutoscaler and ClusterAutoscaler writes for the GPU MachineSets asked for."""
     states_by_machineset = machineset_node_states(machines, nodes)
-    by_name = dict((_meta(machineset)["name"], machineset) for machineset in machinesets)
-    if request.machinesets:
-        missing = sorted(set(request.machinesets) - set(by_name))
-        if missing:
-            raise GpuShareError(
-                "MachineSet(s) not found: %s (have: %s)." % (", ".join(missing), ", ".join(sorted(by_name)) or "none")
-            )
-        chosen = [by_name[name] for name in request.machinesets]
-    else:
-        chosen = [
-            machineset
-            for machineset in machinesets
-            if is_gpu_machineset(machineset, states_by_machineset.get(machineset_key(machineset), []))
-        ]
-        if not chosen:
-            raise GpuShareError(
-                "No GPU MachineSet found (none has a %s label, a %s annotation or GPU nodes): name them in "
-                "machinesets." % (ACCELERATOR_LABEL, MACHINESET_GPU_ANNOTATION)
-            )
     pools = [
         _MachineSetPlan(
             machineset,
@@ -327,34 +308,11 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
             targeting_autoscalers(machineset, machine_autoscalers),
             request,
         )
-        for machineset in chosen
+        for machineset in _chosen_machinesets(request, machinesets, states_by_machineset)
     ]
     plan = ObjectWrites()
     for pool in pools:
-        key = _object_key("MachineSet", pool.machineset)
-        before, after, patch = pool.machineset_write()
-        plan.before[_ref(key)], plan.after[_ref(key)] = before, after
-        if patch:
-            plan.object_writes[key] = ("patch", patch)
-        before, after, write = pool.machine_autoscaler_write()
-        if after is not None:
-            key = ("MachineAutoscaler", pool.namespace, pool.name)
-            if pool.autoscalers:
-                key = _object_key("MachineAutoscaler", pool.autoscalers[0])
-            plan.before[_ref(key)], plan.after[_ref(key)] = before, after
-            if write:
-                plan.object_writes[key] = write
-        else:
-            plan.warnings.append(
-                "MachineSet %s/%s has no MachineAutoscaler and min_replicas/max_replicas were not given: it is "
-                "labelled for the autoscaler but does not scale." % (pool.namespace, pool.name)
-            )
-        if pool.shared_ways() > 1:
-            plan.warnings.append(
-                "MachineSet %s/%s's GPUs are shared %d ways: the autoscaler counts physical GPUs, so its limits "
-                "below are physical GPUs and N GPUs serve N x %d pods (kubernetes/autoscaler #8129)."
-                % (pool.namespace, pool.name, pool.shared_ways(), pool.shared_ways())
-            )
+        _plan_machineset_writes(plan, pool)
     autoscaled = [pool for pool in pools if pool.autoscaled]
     if autoscaled:
         # The GPU types nodes will carry: the planned ones, and those of the MachineSets left as they are.
@@ -364,6 +322,58 @@ def plan_openshift_autoscaling(request, machinesets, cluster_autoscalers, machin
         )
         _plan_cluster_autoscaler(plan, request, cluster_autoscalers, autoscaled, carried)
     return plan
+
+
+def _chosen_machinesets(request, machinesets, states_by_machineset):
+    """The MachineSets named in the request (each must exist), else every GPU MachineSet (there must be one)."""
+    by_name = dict((_meta(machineset)["name"], machineset) for machineset in machinesets)
+    if request.machinesets:
+        missing = sorted(set(request.machinesets) - set(by_name))
+        if missing:
+            raise GpuShareError(
+                "MachineSet(s) not found: %s (have: %s)." % (", ".join(missing), ", ".join(sorted(by_name)) or "none")
+            )
+        return [by_name[name] for name in request.machinesets]
+    chosen = [
+        machineset
+        for machineset in machinesets
+        if is_gpu_machineset(machineset, states_by_machineset.get(machineset_key(machineset), []))
+    ]
+    if not chosen:
+        raise GpuShareError(
+            "No GPU MachineSet found (none has a %s label, a %s annotation or GPU nodes): name them in "
+            "machinesets." % (ACCELERATOR_LABEL, MACHINESET_GPU_ANNOTATION)
+        )
+    return chosen
+
+
+def _plan_machineset_writes(plan, pool):
+    """One MachineSet's write and its MachineAutoscaler's (a warning when it has none and gets none), and a warning
+    when its GPUs are shared: the autoscaler counts physical GPUs."""
+    key = _object_key("MachineSet", pool.machineset)
+    before, after, patch = pool.machineset_write()
+    plan.before[_ref(key)], plan.after[_ref(key)] = before, after
+    if patch:
+        plan.object_writes[key] = ("patch", patch)
+    before, after, write = pool.machine_autoscaler_write()
+    if after is not None:
+        key = ("MachineAutoscaler", pool.namespace, pool.name)
+        if pool.autoscalers:
+            key = _object_key("MachineAutoscaler", pool.autoscalers[0])
+        plan.before[_ref(key)], plan.after[_ref(key)] = before, after
+        if write:
+            plan.object_writes[key] = write
+    else:
+        plan.warnings.append(
+            "MachineSet %s/%s has no MachineAutoscaler and min_replicas/max_replicas were not given: it is "
+            "labelled for the autoscaler but does not scale." % (pool.namespace, pool.name)
+        )
+    if pool.shared_ways() > 1:
+        plan.warnings.append(
+            "MachineSet %s/%s's GPUs are shared %d ways: the autoscaler counts physical GPUs, so its limits "
+            "below are physical GPUs and N GPUs serve N x %d pods (kubernetes/autoscaler #8129)."
+            % (pool.namespace, pool.name, pool.shared_ways(), pool.shared_ways())
+        )
 
 
 def _usable_gpu_limits(current_limits):

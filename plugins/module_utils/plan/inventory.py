@@ -192,6 +192,26 @@ def findings_for_node(state, config_keys=None, nvidia_device_plugin=True, hami=F
     """
     if not state.is_gpu_node:
         return []
+    findings = _label_findings(state, config_keys)
+    if state.product and state.product.endswith(MIG_INVALID_SUFFIX):
+        findings.append(
+            "GPU Feature Discovery reports an inconsistent MIG layout (%s); apply a layout valid for this GPU"
+            % state.product
+        )
+        return findings
+    if state.mig_config_state == MIG_STATE_PENDING:
+        return findings
+    if LABEL_COUNT not in state.labels:
+        findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
+        return findings
+    if hami:
+        return findings + _hami_findings(state, nvidia_device_plugin)
+    return findings + _advertised_findings(state)
+
+
+def _label_findings(state, config_keys):
+    """What a GPU node's labels say is wrong: a config label naming no key, a MIG change pending or failed, operands
+    left paused with no change pending."""
     findings = []
     if config_keys is not None and state.device_plugin_config and state.device_plugin_config not in config_keys:
         findings.append(
@@ -213,21 +233,14 @@ def findings_for_node(state, config_keys=None, nvidia_device_plugin=True, hami=F
             "labels %s=%s are left behind while no MIG change is pending; the operands stay stopped until they are "
             "removed" % (", ".join(deploy_label(c) for c in state.paused_components), PAUSED_FOR_MIG_CHANGE)
         )
-    if state.product and state.product.endswith(MIG_INVALID_SUFFIX):
-        findings.append(
-            "GPU Feature Discovery reports an inconsistent MIG layout (%s); apply a layout valid for this GPU"
-            % state.product
-        )
-        return findings
-    if state.mig_config_state == MIG_STATE_PENDING:
-        return findings
-    if LABEL_COUNT not in state.labels:
-        findings.append("label %s is missing; GPU Feature Discovery is not running on the node" % LABEL_COUNT)
-        return findings
-    if hami:
-        return findings + _hami_findings(state, nvidia_device_plugin)
+    return findings
 
+
+def _advertised_findings(state):
+    """NVIDIA's device plugin advertising other counts than GFD's labels give: per MIG profile under the mixed
+    strategy, else nvidia.com/gpu (count x replicas)."""
     if state.mig_strategy == MIG_STRATEGY_MIXED and state.mig_resources:
+        findings = []
         for profile, count in sorted(state.mig_resources.items()):
             replicas = _to_int(state.labels.get(mig_label(profile, "replicas"))) or 1
             finding = _capacity_finding(
@@ -238,12 +251,10 @@ def findings_for_node(state, config_keys=None, nvidia_device_plugin=True, hami=F
             )
             if finding:
                 findings.append(finding)
-    else:
-        what = "%s %d x %s %d" % (LABEL_COUNT, state.count, LABEL_REPLICAS, state.replicas)
-        finding = _capacity_finding(state, RESOURCE_GPU, state.count * state.replicas, what)
-        if finding:
-            findings.append(finding)
-    return findings
+        return findings
+    what = "%s %d x %s %d" % (LABEL_COUNT, state.count, LABEL_REPLICAS, state.replicas)
+    finding = _capacity_finding(state, RESOURCE_GPU, state.count * state.replicas, what)
+    return [finding] if finding else []
 
 
 def node_summary(node):

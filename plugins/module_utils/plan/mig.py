@@ -325,12 +325,7 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         request.layout = normalize_layout(request.layout, "layout", warnings)
         # The operator's own default-mig-parted-config is refused here too: the ClusterPolicy is its controller.
         refuse_foreign_config_map(target_config_map, not_a_config_file, MIG_PARTED_CONFIG_FILES)
-    platform = platform_without_mig(nodes)
-    if platform and request.target_config != ALL_DISABLED:
-        raise GpuShareError(
-            "%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps."
-            % platform
-        )
+    _refuse_platform_without_mig(request, nodes)
     fleet = Fleet(nodes)
     fleet.require(request.node_names)
     states = fleet.states
@@ -342,28 +337,9 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     plan = MigPlan(request.config_map if request.layout is not None else active_name, strategy)
 
     errors = []
-    counts = {}
-    for name in request.node_names:
-        state = states[name]
-        if request.config == ALL_DISABLED and state.is_gpu_node and not state.mig_capable and not state.mig_enabled:
-            plan.skipped.append(name)
-            continue
-        try:
-            plan.layouts[name], counts[name] = _validate_node(request, state, active_configs, strategy, warnings)
-        except GpuShareError as exc:
-            errors.append(exc.msg)
+    counts = _plan_layouts(plan, request, states, active_configs, strategy, warnings, errors)
     if request.layout is None and plan.layouts:
-        if active_config_map is None:
-            errors.append(
-                "the ClusterPolicy names MIG ConfigMap %s/%s in spec.migManager.config.name, which does not exist"
-                % (platform_namespace, active_name)
-            )
-        elif request.config not in active_configs:
-            errors.append(
-                "MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add "
-                "it there or give "
-                "the layout with layout and config_name" % (platform_namespace, active_name, request.config)
-            )
+        errors += _active_config_problems(request, active_config_map, active_configs, active_name, platform_namespace)
     policy_patch = {}
     records = {}
     if request.layout is not None:
@@ -374,39 +350,104 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
         if warning not in plan.warnings:
             plan.warnings.append(warning)
     if strategy == MIG_STRATEGY_MIXED and current_strategy != MIG_STRATEGY_MIXED:
-        # The strategy is cluster-wide and the device plugin rejects MPS with migStrategy mixed.
-        mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
-        if mps_nodes:
-            errors.append(
-                "the mixed strategy applies to every node and MPS cannot run with it, but node(s) %s use MPS: "
-                "remove MPS first (gpu_mps state=absent, or gpu_reset)" % ", ".join(mps_nodes)
-            )
+        errors += _mixed_strategy_problems(states)
     if errors:
         raise GpuShareError("Cannot apply MIG config %s: %s." % (request.target_config, "; ".join(errors)))
 
     if strategy != current_strategy:
-        policy_patch.setdefault("spec", {})["mig"] = {"strategy": strategy}
-        records[POLICY_STRATEGY_FIELD] = ((policy.get("spec") or {}).get("mig") or {}).get("strategy")
-        others = sorted(name for name, state in states.items() if state.mig_enabled and name not in plan.layouts)
-        if others:
-            plan.warnings.append(
-                "The MIG strategy is cluster-wide: changing it to %s re-advertises the MIG devices of node(s) %s too."
-                % (strategy, ", ".join(others))
-            )
+        _plan_strategy(plan, policy, strategy, states, policy_patch, records)
     if mig_manager_reboots(policy):
-        switching = sorted(
-            name
-            for name, layout in plan.layouts.items()
-            if states[name].mig_enabled != any(entry.get("mig-enabled") for entry in layout)
-        )
-        if switching:
-            plan.warnings.append(
-                "mig-manager runs with WITH_REBOOT=true, and node(s) %s change MIG mode: a node that cannot reset its "
-                "GPUs in place is rebooted (NotReady meanwhile, its pods restarted), which wait_timeout must allow for."
-                % ", ".join(switching)
-            )
+        _warn_reboots(plan, states)
     if policy_patch:
         plan.policy_patch = recorded(policy, policy_patch, "spec", records)
+    _record_policy(plan, request, policy, current_strategy, strategy)
+    _plan_nodes(plan, request.target_config, fleet, counts, strategy)
+    return plan
+
+
+def _refuse_platform_without_mig(request, nodes):
+    """A platform that offers no MIG takes nothing but all-disabled."""
+    platform = platform_without_mig(nodes)
+    if platform and request.target_config != ALL_DISABLED:
+        raise GpuShareError(
+            "%s does not offer MIG (its GPUs are used whole, time-sliced or with MPS): use gpu_timeslicing or gpu_mps."
+            % platform
+        )
+
+
+def _plan_layouts(plan, request, states, active_configs, strategy, warnings, errors):
+    """Each target node's layout into ``plan.layouts`` (all-disabled skips a GPU node without MIG), each node's
+    problems into ``errors``; returns the physical GPU count by node."""
+    counts = {}
+    for name in request.node_names:
+        state = states[name]
+        if request.config == ALL_DISABLED and state.is_gpu_node and not state.mig_capable and not state.mig_enabled:
+            plan.skipped.append(name)
+            continue
+        try:
+            plan.layouts[name], counts[name] = _validate_node(request, state, active_configs, strategy, warnings)
+        except GpuShareError as exc:
+            errors.append(exc.msg)
+    return counts
+
+
+def _active_config_problems(request, active_config_map, active_configs, active_name, platform_namespace):
+    """Why mig-manager could not find the shipped config asked for in the ConfigMap it reads (empty when it can)."""
+    if active_config_map is None:
+        return [
+            "the ClusterPolicy names MIG ConfigMap %s/%s in spec.migManager.config.name, which does not exist"
+            % (platform_namespace, active_name)
+        ]
+    if request.config not in active_configs:
+        return [
+            "MIG ConfigMap %s/%s (spec.migManager.config.name) has no config %s, so mig-manager would fail; add "
+            "it there or give "
+            "the layout with layout and config_name" % (platform_namespace, active_name, request.config)
+        ]
+    return []
+
+
+def _mixed_strategy_problems(states):
+    """Switching to the mixed strategy: the strategy is cluster-wide and the device plugin rejects MPS with
+    migStrategy mixed, so every node using MPS is a problem."""
+    mps_nodes = sorted(name for name, state in states.items() if state.sharing_strategy == "mps")
+    if mps_nodes:
+        return [
+            "the mixed strategy applies to every node and MPS cannot run with it, but node(s) %s use MPS: "
+            "remove MPS first (gpu_mps state=absent, or gpu_reset)" % ", ".join(mps_nodes)
+        ]
+    return []
+
+
+def _plan_strategy(plan, policy, strategy, states, policy_patch, records):
+    """The policy's new MIG strategy, its restore record, and a warning naming the other MIG nodes it reaches."""
+    policy_patch.setdefault("spec", {})["mig"] = {"strategy": strategy}
+    records[POLICY_STRATEGY_FIELD] = ((policy.get("spec") or {}).get("mig") or {}).get("strategy")
+    others = sorted(name for name, state in states.items() if state.mig_enabled and name not in plan.layouts)
+    if others:
+        plan.warnings.append(
+            "The MIG strategy is cluster-wide: changing it to %s re-advertises the MIG devices of node(s) %s too."
+            % (strategy, ", ".join(others))
+        )
+
+
+def _warn_reboots(plan, states):
+    """With WITH_REBOOT=true, warn of the nodes whose MIG mode changes: mig-manager may reboot them."""
+    switching = sorted(
+        name
+        for name, layout in plan.layouts.items()
+        if states[name].mig_enabled != any(entry.get("mig-enabled") for entry in layout)
+    )
+    if switching:
+        plan.warnings.append(
+            "mig-manager runs with WITH_REBOOT=true, and node(s) %s change MIG mode: a node that cannot reset its "
+            "GPUs in place is rebooted (NotReady meanwhile, its pods restarted), which wait_timeout must allow for."
+            % ", ".join(switching)
+        )
+
+
+def _record_policy(plan, request, policy, current_strategy, strategy):
+    """The policy's MIG strategy and mig-manager config before and after, for the diff."""
     plan.before["cluster_policy"] = {
         POLICY_STRATEGY_FIELD: current_strategy,
         POLICY_MIG_MANAGER_FIELD: mig_manager_config_of(policy),
@@ -415,9 +456,6 @@ def plan_mig(request, policy, active_config_map, target_config_map, nodes, platf
     if request.layout is not None:
         after_mig_manager["name"] = request.config_map
     plan.after["cluster_policy"] = {POLICY_STRATEGY_FIELD: strategy, POLICY_MIG_MANAGER_FIELD: after_mig_manager}
-
-    _plan_nodes(plan, request.target_config, fleet, counts, strategy)
-    return plan
 
 
 def _plan_config_map(

@@ -62,19 +62,12 @@ def plan_reset(
     data = dict((config_map or {}).get("data") or {})
 
     new_default = None if every_node else policy_default
-    target_key = config_key
     if config_key is not None and config_key not in data:
         raise GpuShareError(
             "config_key %r is not a key of ConfigMap %s/%s (keys: %s)."
             % (config_key, platform_namespace, config_map_name, ", ".join(sorted(data)) or "none")
         )
-    if (
-        config_key is None
-        and not every_node
-        and policy_default
-        and existing_profile(config_map, policy_default, policy_default)[1]
-    ):
-        target_key = UNSHARED_KEY
+    target_key = _target_key(config_key, every_node, config_map, policy_default)
     data_patch = {}
     if target_key == UNSHARED_KEY and UNSHARED_KEY not in data:
         data_patch[UNSHARED_KEY] = dump_config(UNSHARED_CONFIG)
@@ -89,29 +82,55 @@ def plan_reset(
         still_used = set([new_default, target_key]) | set(
             state.device_plugin_config for name, state in states.items() if name not in targets
         )
-        for key in sorted(keys_created_by_collection(config_map)):
-            if key not in still_used and key in data:
-                data_patch[key] = None
+        data_patch.update((key, None) for key in _unused_collection_keys(config_map, data, still_used))
     if data_patch:
-        previous = dict((key, data.get(key)) for key in data_patch)
-        if config_map is None:
-            plan.config_map_create = data_patch
-        else:
-            plan.config_map_patch = recorded(config_map, {"data": data_patch}, "data", previous)
-        plan.before["config_map"] = previous
-        plan.after["config_map"] = data_patch
+        _plan_data_patch(plan, config_map, data, data_patch)
+    _plan_reset_expectations(plan, fleet, targets, target_key, config_map, restart)
+    return plan
 
+
+def _target_key(config_key, every_node, config_map, policy_default):
+    """The profile the target nodes are pointed at: ``config_key``; else, for some nodes only while the policy
+    default is a sharing profile, ``unshared``; else None (their label goes)."""
+    if (
+        config_key is None
+        and not every_node
+        and policy_default
+        and existing_profile(config_map, policy_default, policy_default)[1]
+    ):
+        return UNSHARED_KEY
+    return config_key
+
+
+def _unused_collection_keys(config_map, data, still_used):
+    """The keys the collection added to the ConfigMap that no node or default uses any more, sorted."""
+    return [key for key in sorted(keys_created_by_collection(config_map)) if key not in still_used and key in data]
+
+
+def _plan_data_patch(plan, config_map, data, data_patch):
+    """Write ``data_patch`` into the ConfigMap (create it when missing), recording the values it replaces."""
+    previous = dict((key, data.get(key)) for key in data_patch)
+    if config_map is None:
+        plan.config_map_create = data_patch
+    else:
+        plan.config_map_patch = recorded(config_map, {"data": data_patch}, "data", previous)
+    plan.before["config_map"] = previous
+    plan.after["config_map"] = data_patch
+
+
+def _plan_reset_expectations(plan, fleet, targets, target_key, config_map, restart):
+    """What every target GPU node must show (``target_key``'s profile, or none), and whether the device plugin
+    restarts: asked for, or when anything changes or a node does not show it yet."""
     fallback = (
         existing_profile(config_map, target_key, target_key)[1] if target_key and target_key != UNSHARED_KEY else None
     )
     expectation = NodeExpectation(fallback)
-    plan.expectations = dict((name, expectation) for name in targets if states[name].is_gpu_node)
+    plan.expectations = dict((name, expectation) for name in targets if fleet.states[name].is_gpu_node)
     plan.restart = (
         (plan.changed or any(expectation.problem(fleet.nodes[name]) for name in plan.expectations))
         if restart is None
         else restart
     )
-    return plan
 
 
 def mig_enabled_nodes(nodes, node_names):

@@ -52,14 +52,7 @@ def plan_restore(policy, config_maps, nodes, daemon_sets=()):
     """
     plan = RestorePlan()
     for daemon_set in daemon_sets:
-        patch = restore_patch(daemon_set)
-        if patch:
-            key = (daemon_set["metadata"]["namespace"], daemon_set["metadata"]["name"])
-            plan.daemon_set_patches[key] = patch
-            restored = apply_merge_patch(daemon_set, patch)
-            for side, obj in ((plan.before, daemon_set), (plan.after, restored)):
-                template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-                side.setdefault("daemon_sets", {})["%s/%s" % key] = {"tolerations": template.get("tolerations")}
+        _restore_daemon_set(plan, daemon_set)
     restored_policy = policy
     patch = restore_patch(policy)
     if patch:
@@ -67,7 +60,37 @@ def plan_restore(policy, config_maps, nodes, daemon_sets=()):
         restored_policy = apply_merge_patch(policy, patch)
         plan.before["cluster_policy"] = policy.get("spec")
         plan.after["cluster_policy"] = restored_policy.get("spec")
+    restored_maps = _restore_config_maps(plan, config_maps)
 
+    config_map_name, default = device_plugin_config_of(restored_policy)
+    restored_config_map = restored_maps.get(config_map_name)
+    for node in nodes:
+        restored = _restore_node(plan, node)
+        state = NodeGpuState.from_node(restored)
+        if state.is_gpu_node:
+            key = state.device_plugin_config or default
+            config = existing_profile(restored_config_map, key, key)[1] if key else None
+            plan.expectations[node["metadata"]["name"]] = NodeExpectation(config)
+    _refuse_busy_mig_changes(plan, nodes)
+    plan.restart = plan.changed
+    return plan
+
+
+def _restore_daemon_set(plan, daemon_set):
+    """Put back a DaemonSet's recorded fields, its tolerations shown before and after."""
+    patch = restore_patch(daemon_set)
+    if patch:
+        key = (daemon_set["metadata"]["namespace"], daemon_set["metadata"]["name"])
+        plan.daemon_set_patches[key] = patch
+        restored = apply_merge_patch(daemon_set, patch)
+        for side, obj in ((plan.before, daemon_set), (plan.after, restored)):
+            template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+            side.setdefault("daemon_sets", {})["%s/%s" % key] = {"tolerations": template.get("tolerations")}
+
+
+def _restore_config_maps(plan, config_maps):
+    """Delete the ConfigMaps the collection created, put back the recorded keys of the others; returns every
+    ConfigMap kept, as restored, by name."""
     restored_maps = {}
     for config_map in config_maps:
         name = config_map["metadata"]["name"]
@@ -82,35 +105,32 @@ def plan_restore(policy, config_maps, nodes, daemon_sets=()):
             plan.config_map_patches[name] = patch
             plan.before.setdefault("config_maps", {})[name] = config_map.get("data")
             plan.after.setdefault("config_maps", {})[name] = restored_maps[name].get("data")
+    return restored_maps
 
+
+def _restore_node(plan, node):
+    """Put back a node's recorded labels (a restored MIG config into ``plan.mig_changes``, its state label cleared);
+    returns the node as restored."""
+    patch = restore_patch(node)
+    if not patch:
+        return node
+    name = node["metadata"]["name"]
+    restored = apply_merge_patch(node, patch)
+    plan.node_patches[name] = patch
+    before_labels, after_labels = node["metadata"].get("labels") or {}, restored["metadata"].get("labels") or {}
+    changed_labels = sorted(set(patch["metadata"].get("labels") or {}))
+    plan.before.setdefault("nodes", {})[name] = dict((label, before_labels.get(label)) for label in changed_labels)
+    plan.after.setdefault("nodes", {})[name] = dict((label, after_labels.get(label)) for label in changed_labels)
+    if before_labels.get(LABEL_MIG_CONFIG) != after_labels.get(LABEL_MIG_CONFIG) and after_labels.get(LABEL_MIG_CONFIG):
+        plan.mig_changes[name] = after_labels[LABEL_MIG_CONFIG]
+        # The previous change's success or failure must not pass for this one's result.
+        patch["metadata"]["labels"][LABEL_MIG_CONFIG_STATE] = None
+    return restored
+
+
+def _refuse_busy_mig_changes(plan, nodes):
+    """Refuse restoring the MIG config of a node whose previous MIG change is still in progress."""
     nodes_by_name = dict((node["metadata"]["name"], node) for node in nodes)
-    config_map_name, default = device_plugin_config_of(restored_policy)
-    restored_config_map = restored_maps.get(config_map_name)
-    for node in nodes:
-        name = node["metadata"]["name"]
-        patch = restore_patch(node)
-        restored = apply_merge_patch(node, patch) if patch else node
-        if patch:
-            plan.node_patches[name] = patch
-            before_labels, after_labels = node["metadata"].get("labels") or {}, restored["metadata"].get("labels") or {}
-            changed_labels = sorted(set(patch["metadata"].get("labels") or {}))
-            plan.before.setdefault("nodes", {})[name] = dict(
-                (label, before_labels.get(label)) for label in changed_labels
-            )
-            plan.after.setdefault("nodes", {})[name] = dict(
-                (label, after_labels.get(label)) for label in changed_labels
-            )
-            if before_labels.get(LABEL_MIG_CONFIG) != after_labels.get(LABEL_MIG_CONFIG) and after_labels.get(
-                LABEL_MIG_CONFIG
-            ):
-                plan.mig_changes[name] = after_labels[LABEL_MIG_CONFIG]
-                # The previous change's success or failure must not pass for this one's result.
-                patch["metadata"]["labels"][LABEL_MIG_CONFIG_STATE] = None
-        state = NodeGpuState.from_node(restored)
-        if state.is_gpu_node:
-            key = state.device_plugin_config or default
-            config = existing_profile(restored_config_map, key, key)[1] if key else None
-            plan.expectations[name] = NodeExpectation(config)
     busy = sorted(
         name
         for name in plan.mig_changes
@@ -122,5 +142,3 @@ def plan_restore(policy, config_maps, nodes, daemon_sets=()):
             "(nvidia.com/mig.config.state pending or rebooting); wait for it to finish, then run again."
             % ", ".join(busy)
         )
-    plan.restart = plan.changed
-    return plan

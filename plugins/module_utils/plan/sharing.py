@@ -190,66 +190,13 @@ def validate_targets(request, states, policy_strategy=None):
             continue
         strategy = state.mig_strategy or policy_strategy
         if method == METHOD_MPS:
-            if state.mig_enabled:
-                errors.append(
-                    "node %s has MIG enabled (%s): MPS is not supported on MIG devices; disable MIG first (gpu_reset "
-                    "or gpu_mig_config config=all-disabled)" % (state.name, state.product)
-                )
+            refusal = _mps_refusal(state, strategy)
+            if refusal:
+                errors.append(refusal)
                 continue
-            if strategy == MIG_STRATEGY_MIXED:
-                errors.append(
-                    "node %s: the MIG strategy is mixed, and the device plugin refuses MPS with --mig-strategy=mixed "
-                    "even on GPUs without MIG; change the strategy (it is cluster-wide): gpu_mig_config "
-                    "strategy=single (or none in the ClusterPolicy's spec.mig.strategy)" % state.name
-                )
-                continue
-            limit = mps_max_clients(state.compute_capability)
-            for entry in resources:
-                if entry["replicas"] > limit:
-                    errors.append(
-                        "node %s: replicas %d is above the MPS control daemon's limit of %d clients per GPU (compute "
-                        "capability %s); lower replicas to %d or less"
-                        % (
-                            state.name,
-                            entry["replicas"],
-                            limit,
-                            "%d.%d" % state.compute_capability if state.compute_capability else "unknown",
-                            limit,
-                        )
-                    )
-        unmatched = []
-        for entry in resources:
-            resource = entry["name"]
-            if resource == RESOURCE_GPU:
-                if state.mig_enabled:
-                    errors.append(
-                        "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
-                        "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
-                    )
-                    continue
-                devices = state.count
-            else:
-                profile = mig_profile_of_resource(resource)
-                if strategy != MIG_STRATEGY_MIXED or not profile or not state.mig_resources.get(profile):
-                    unmatched.append(resource)
-                    continue
-                devices = state.mig_resources[profile]
-            most = most_replicas_advertised(max(devices, 1))
-            if entry["replicas"] > most:
-                errors.append(
-                    "node %s: %d x %d replicas of %s is a device list of about %.1f MiB, above the kubelet's 4 MiB "
-                    "limit for a device plugin's list (kubernetes/kubernetes#109304): the node would advertise no %s "
-                    "at all; lower replicas to %d or less"
-                    % (
-                        state.name,
-                        devices,
-                        entry["replicas"],
-                        resource,
-                        device_list_bytes(devices * entry["replicas"]) / 1048576.0,
-                        resource,
-                        most,
-                    )
-                )
+            errors += _mps_client_errors(state, resources)
+        resource_errors, unmatched = _resource_errors(state, strategy, resources)
+        errors += resource_errors
         if unmatched:
             ignored[state.name] = set(unmatched)
             advertised = ", ".join(mig_resource_name(p) for p in sorted(state.mig_resources)) or "none"
@@ -261,6 +208,79 @@ def validate_targets(request, states, policy_strategy=None):
     if errors:
         raise GpuShareError("Cannot apply %s profile %r: %s." % (method, request.key, "; ".join(errors)))
     return warnings, ignored
+
+
+def _mps_refusal(state, strategy):
+    """Why a GPU node cannot run MPS at all (MIG enabled on it, or the mixed strategy), or None."""
+    if state.mig_enabled:
+        return (
+            "node %s has MIG enabled (%s): MPS is not supported on MIG devices; disable MIG first (gpu_reset "
+            "or gpu_mig_config config=all-disabled)" % (state.name, state.product)
+        )
+    if strategy == MIG_STRATEGY_MIXED:
+        return (
+            "node %s: the MIG strategy is mixed, and the device plugin refuses MPS with --mig-strategy=mixed "
+            "even on GPUs without MIG; change the strategy (it is cluster-wide): gpu_mig_config "
+            "strategy=single (or none in the ClusterPolicy's spec.mig.strategy)" % state.name
+        )
+    return None
+
+
+def _mps_client_errors(state, resources):
+    """Each resource whose replicas exceed the MPS control daemon's client limit on this node's GPUs."""
+    limit = mps_max_clients(state.compute_capability)
+    return [
+        "node %s: replicas %d is above the MPS control daemon's limit of %d clients per GPU (compute "
+        "capability %s); lower replicas to %d or less"
+        % (
+            state.name,
+            entry["replicas"],
+            limit,
+            "%d.%d" % state.compute_capability if state.compute_capability else "unknown",
+            limit,
+        )
+        for entry in resources
+        if entry["replicas"] > limit
+    ]
+
+
+def _resource_errors(state, strategy, resources):
+    """(errors, resources that match no device) of the profile's resources on one GPU node: nvidia.com/gpu on MIG
+    GPUs, a device list above the kubelet's limit; a MIG resource the node does not advertise is unmatched."""
+    errors, unmatched = [], []
+    for entry in resources:
+        resource = entry["name"]
+        if resource == RESOURCE_GPU:
+            if state.mig_enabled:
+                errors.append(
+                    "node %s has its GPUs in MIG mode (%s): nvidia.com/gpu counts MIG devices there; share the "
+                    "nvidia.com/mig-<profile> resources instead or disable MIG" % (state.name, state.product)
+                )
+                continue
+            devices = state.count
+        else:
+            profile = mig_profile_of_resource(resource)
+            if strategy != MIG_STRATEGY_MIXED or not profile or not state.mig_resources.get(profile):
+                unmatched.append(resource)
+                continue
+            devices = state.mig_resources[profile]
+        most = most_replicas_advertised(max(devices, 1))
+        if entry["replicas"] > most:
+            errors.append(
+                "node %s: %d x %d replicas of %s is a device list of about %.1f MiB, above the kubelet's 4 MiB "
+                "limit for a device plugin's list (kubernetes/kubernetes#109304): the node would advertise no %s "
+                "at all; lower replicas to %d or less"
+                % (
+                    state.name,
+                    devices,
+                    entry["replicas"],
+                    resource,
+                    device_list_bytes(devices * entry["replicas"]) / 1048576.0,
+                    resource,
+                    most,
+                )
+            )
+    return errors, unmatched
 
 
 def _resolves_to(state, key, default):
@@ -290,32 +310,18 @@ def plan_profile(request, platform_namespace, policy, config_map, nodes):
 
 
 def _plan_present(plan, request, fleet, policy, config_map, existing_text, existing_config, where):
+    """Write profile ``key``: its content, the policy's pointer and default, the given nodes' labels; and what every
+    node the profile reaches must show afterwards."""
     states = fleet.states
-    method = sharing_method_of(request.config)
     existing_method = sharing_method_of(existing_config) if existing_config else None
-    if existing_method and existing_method != method:
+    if existing_method and existing_method != sharing_method_of(request.config):
         raise GpuShareError(
             "%s already holds a %s profile; choose another config_key, or remove it first with state=absent."
             % (where, existing_method)
         )
-
-    policy_name, policy_default = device_plugin_config_of(policy)
-    new_default = request.key if request.make_default else policy_default
-    targets = list(request.node_names or [])
-    if request.make_default:
-        targets += [
-            name
-            for name, state in sorted(states.items())
-            if state.is_gpu_node and state.device_plugin_config is None and name not in targets
-        ]
+    policy_default = device_plugin_config_of(policy)[1]
     content_changed = existing_config != request.config
-    if content_changed:
-        # The key's new content reaches every GPU node already on it, named in this run or not.
-        targets += [
-            name
-            for name, state in sorted(states.items())
-            if name not in targets and state.is_gpu_node and _resolves_to(state, request.key, policy_default)
-        ]
+    targets = _profile_targets(request, states, policy_default, content_changed)
     target_warnings, ignored = validate_targets(request, [states[name] for name in targets], mig_strategy_of(policy))
     plan.warnings.extend(target_warnings)
 
@@ -328,7 +334,35 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
         )
     plan.before["config_map"] = {request.key: existing_text}
     plan.after["config_map"] = {request.key: text}
+    _plan_policy_pointer(plan, request, policy)
+    label_nodes(plan, fleet, request.node_names or [], request.key)
+    _plan_restart(plan, request, fleet, targets, policy_default, content_changed, ignored)
 
+
+def _profile_targets(request, states, policy_default, content_changed):
+    """The nodes the profile reaches: those named, every unlabelled GPU node when it becomes the default, and every
+    GPU node already on the key when its content changes (named in this run or not)."""
+    targets = list(request.node_names or [])
+    if request.make_default:
+        targets += [
+            name
+            for name, state in sorted(states.items())
+            if state.is_gpu_node and state.device_plugin_config is None and name not in targets
+        ]
+    if content_changed:
+        targets += [
+            name
+            for name, state in sorted(states.items())
+            if name not in targets and state.is_gpu_node and _resolves_to(state, request.key, policy_default)
+        ]
+    return targets
+
+
+def _plan_policy_pointer(plan, request, policy):
+    """Point the policy's device plugin at the profile's ConfigMap (and at the key as default when asked), warning
+    when it pointed at another ConfigMap."""
+    policy_name, policy_default = device_plugin_config_of(policy)
+    new_default = request.key if request.make_default else policy_default
     if (policy_name, policy_default) != (request.config_map, new_default):
         if policy_name and policy_name != request.config_map:
             plan.warnings.append(
@@ -338,16 +372,19 @@ def _plan_present(plan, request, fleet, policy, config_map, existing_text, exist
         plan.policy_patch = device_plugin_config_patch(policy, request.config_map, new_default)
     plan.after["cluster_policy"] = {POLICY_DEVICE_PLUGIN_FIELD: {"name": request.config_map, "default": new_default}}
 
-    label_nodes(plan, fleet, request.node_names or [], request.key)
 
-    # The plugin re-reads its config only when the node label changes or its pods restart: nodes
-    # already on this key never see new content without a restart, nor content staged earlier
-    # with restart_device_plugin=false (their labels show the old profile).
+def _plan_restart(plan, request, fleet, targets, policy_default, content_changed, ignored):
+    """Whether the device plugin restarts, and what each target must show (a target left stale without a restart
+    is not waited for).
+
+    The plugin re-reads its config only when the node label changes or its pods restart: nodes
+    already on this key never see new content without a restart, nor content staged earlier
+    with restart_device_plugin=false (their labels show the old profile)."""
     expectation = NodeExpectation(request.config)
     stale = [
         name
         for name in targets
-        if _resolves_to(states[name], request.key, policy_default)
+        if _resolves_to(fleet.states[name], request.key, policy_default)
         and (content_changed or expectation.problem(fleet.nodes[name]))
     ]
     plan.restart = bool(stale) if request.restart is None else request.restart

@@ -96,6 +96,17 @@ def plan_tolerations(policy, nfd_workers, tolerations, state="present", keep_gpu
             % (GPU_TOLERATION["key"], GPU_TOLERATION["key"])
         )
     plan = ObjectWrites()
+    _plan_policy_tolerations(plan, policy, wanted, state, keep_gpu_toleration)
+    if not nfd:
+        return plan
+    operator_release = helm_release_of(policy)
+    for daemonset in nfd_workers:
+        _plan_nfd_worker(plan, daemonset, wanted, state, operator_release)
+    return plan
+
+
+def _plan_policy_tolerations(plan, policy, wanted, state, keep_gpu_toleration):
+    """The policy's ``spec.daemonsets.tolerations`` with ``wanted`` added or removed."""
     listed = list(((policy.get("spec") or {}).get("daemonsets") or {}).get("tolerations") or [])
     # An unset or empty list means the built-in toleration only (replace semantics).
     effective = listed or [dict(GPU_TOLERATION)]
@@ -109,40 +120,40 @@ def plan_tolerations(policy, nfd_workers, tolerations, state="present", keep_gpu
             "spec",
             {POLICY_TOLERATIONS_FIELD: listed or None},
         )
-    if not nfd:
-        return plan
-    operator_release = helm_release_of(policy)
-    for daemonset in nfd_workers:
-        ref = "%s/%s" % (daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])
-        release = helm_release_of(daemonset)
-        current = pod_tolerations(daemonset)
-        changed = edit_list(current, wanted, state, False)
-        if [canonical(t) for t in changed] == [canonical(t) for t in current]:
-            continue
-        if not release or release != operator_release:
-            plan.warnings.append(
-                "Node Feature Discovery's worker %s is not deployed by the operator's Helm release, so it was left "
-                "alone: give it the same tolerations where it is defined (%s)"
-                % (
-                    ref,
-                    (
-                        "release %s" % release
-                        if release
-                        else "OpenShift's NodeFeatureDiscovery instance, or its own install"
-                    ),
-                )
-            )
-            continue
-        plan.before.setdefault("nfd_workers", {})[ref] = current
-        plan.after.setdefault("nfd_workers", {})[ref] = changed
-        plan.daemon_set_patches[(daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])] = recorded(
-            daemonset,
-            {"spec": {"template": {"spec": {"tolerations": changed}}}},
-            "spec",
-            {DAEMONSET_TOLERATIONS_FIELD: current or None},
-        )
+
+
+def _plan_nfd_worker(plan, daemonset, wanted, state, operator_release):
+    """An NFD worker's tolerations with ``wanted`` added or removed, when the operator's Helm release deploys it (with
+    a warning to set its Helm value too); a warning naming what deploys it otherwise."""
+    ref = "%s/%s" % (daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])
+    release = helm_release_of(daemonset)
+    current = pod_tolerations(daemonset)
+    changed = edit_list(current, wanted, state, False)
+    if [canonical(t) for t in changed] == [canonical(t) for t in current]:
+        return
+    if not release or release != operator_release:
         plan.warnings.append(
-            "Also set the Helm value %s of release %s to the tolerations of %s, or the next helm upgrade puts the "
-            "old list back" % (NFD_HELM_TOLERATIONS_VALUE, release, ref)
+            "Node Feature Discovery's worker %s is not deployed by the operator's Helm release, so it was left "
+            "alone: give it the same tolerations where it is defined (%s)"
+            % (
+                ref,
+                (
+                    "release %s" % release
+                    if release
+                    else "OpenShift's NodeFeatureDiscovery instance, or its own install"
+                ),
+            )
         )
-    return plan
+        return
+    plan.before.setdefault("nfd_workers", {})[ref] = current
+    plan.after.setdefault("nfd_workers", {})[ref] = changed
+    plan.daemon_set_patches[(daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])] = recorded(
+        daemonset,
+        {"spec": {"template": {"spec": {"tolerations": changed}}}},
+        "spec",
+        {DAEMONSET_TOLERATIONS_FIELD: current or None},
+    )
+    plan.warnings.append(
+        "Also set the Helm value %s of release %s to the tolerations of %s, or the next helm upgrade puts the "
+        "old list back" % (NFD_HELM_TOLERATIONS_VALUE, release, ref)
+    )

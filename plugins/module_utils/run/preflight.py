@@ -35,42 +35,11 @@ def run_gpu_preflight(module):
     kube = module.kube
     params = module.params
     checks = params["checks"]
-    policy = namespace = config_map = None
-    daemonsets = []
-    findings = []
-    policies = kube.list_cluster_policies()
-    try:
-        operator = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
-        policy, namespace = operator.policy, operator.namespace
-    except GpuShareError as exc:
-        findings.append(
-            finding(
-                ERROR,
-                "operator",
-                "GPU Operator",
-                exc.msg,
-                "install the NVIDIA GPU Operator, or name its ClusterPolicy and namespace",
-                "the cluster_policy and namespace options",
-            )
-        )
-        if policies and len(policies) == 1:
-            policy = policies[0]
-    if policy is not None and namespace is not None:
-        config_map_name = device_plugin_config_of(policy)[0]
-        if config_map_name:
-            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
-        daemonsets = kube.list_daemon_sets(namespace=namespace).items
+    policy, namespace, findings = _read_operator(kube, params)
+    config_map, daemonsets = _read_operands(kube, policy, namespace)
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods()
-    openshift = {}
-    if "autoscaling" in checks:
-        for key, kind in (
-            ("machinesets", MACHINESET),
-            ("machines", MACHINE),
-            ("cluster_autoscalers", CLUSTER_AUTOSCALER),
-            ("machine_autoscalers", MACHINE_AUTOSCALER),
-        ):
-            openshift[key] = kube.list_custom_objects(*kind)
+    openshift = _read_openshift_autoscaling(kube) if "autoscaling" in checks else {}
     findings += preflight(
         policy,
         namespace,
@@ -105,3 +74,46 @@ def run_gpu_preflight(module):
             ),
         )
     return result
+
+
+def _read_operator(kube, params):
+    """(policy, namespace, findings): the operator as found; when it is not, a finding saying why, and the only
+    ClusterPolicy there is (its namespace unknown)."""
+    policies = kube.list_cluster_policies()
+    try:
+        operator = find_operator(kube, params["cluster_policy"], params["namespace"], policies=policies)
+        return operator.policy, operator.namespace, []
+    except GpuShareError as exc:
+        missing = finding(
+            ERROR,
+            "operator",
+            "GPU Operator",
+            exc.msg,
+            "install the NVIDIA GPU Operator, or name its ClusterPolicy and namespace",
+            "the cluster_policy and namespace options",
+        )
+        return (policies[0] if policies and len(policies) == 1 else None), None, [missing]
+
+
+def _read_operands(kube, policy, namespace):
+    """(the device plugin's ConfigMap or None, the operator namespace's DaemonSets) once the operator is found."""
+    config_map, daemonsets = None, []
+    if policy is not None and namespace is not None:
+        config_map_name = device_plugin_config_of(policy)[0]
+        if config_map_name:
+            config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
+        daemonsets = kube.list_daemon_sets(namespace=namespace).items
+    return config_map, daemonsets
+
+
+def _read_openshift_autoscaling(kube):
+    """OpenShift's MachineSets, Machines, ClusterAutoscalers and MachineAutoscalers, as preflight takes them."""
+    return dict(
+        (key, kube.list_custom_objects(*kind))
+        for key, kind in (
+            ("machinesets", MACHINESET),
+            ("machines", MACHINE),
+            ("cluster_autoscalers", CLUSTER_AUTOSCALER),
+            ("machine_autoscalers", MACHINE_AUTOSCALER),
+        )
+    )

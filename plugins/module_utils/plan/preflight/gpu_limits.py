@@ -124,38 +124,46 @@ def check_gpu_limits(gpu_limits, gpu_machinesets):
     # a warning when the entry is surplus: it misleads, but breaks nothing.
     severity = ERROR if any(target.autoscaled for target in targets) else WARNING
     for index, entry, reason in useless:
-        options = _limit_fix_options(index, entry, targets)
-        message = "spec.resourceLimits.gpus[%d] %s limits nothing: %s" % (
-            index,
-            gpu_limit_text(entry),
-            reason or "no GPU MachineSet carries %s=%s" % (ACCELERATOR_LABEL, entry.get("type")),
+        useless_finding, labelled, gpu_type = _useless_entry_finding(
+            index, entry, reason, targets, len(useless) == 1, severity
         )
-        fixed_by = "gpushare.k8s.gpu_autoscaling (gpu_limit)" if reason else "oc edit clusterautoscaler default"
-        if len(useless) == 1 and len(options) == 1:
-            [(fix, labelled, gpu_type)] = options
-            if labelled:
-                labelled_for[labelled] = entry["type"]
-                fixed_by = "gpushare.k8s.gpu_autoscaling (machinesets: [%s], accelerator: %s)" % (
-                    labelled,
-                    entry["type"],
-                )
-            if gpu_type:
-                retyped.add(gpu_type)
-                message += ", and there is no entry of type %s (MachineSet %s)" % (
-                    gpu_type,
-                    ", ".join(targets[0].names),
-                )
-        elif options:
-            fix = "one of: %s" % "; ".join([text for text, _l, _t in options] + ["remove it"])
-        elif reason:
-            fix = "remove spec.resourceLimits.gpus[%d]: every GPU MachineSet's type has its own entry" % index
-        else:
-            fix = "remove spec.resourceLimits.gpus[%d], unless a MachineSet labelled %s=%s is to be created" % (
-                index,
-                ACCELERATOR_LABEL,
-                entry.get("type"),
-            )
-        findings.append(
-            finding(severity, "autoscaling", "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME, message, fix, fixed_by)
-        )
+        findings.append(useless_finding)
+        if labelled:
+            labelled_for[labelled] = entry["type"]
+        if gpu_type:
+            retyped.add(gpu_type)
     return findings, labelled_for, retyped
+
+
+def _useless_entry_finding(index, entry, reason, targets, alone, severity):
+    """(finding, MachineSet its fix labels or None, type its fix sets the entry to or None) for an entry that limits
+    nothing: the one exact fix when it is the only such entry (``alone``) with one fix, else the choices."""
+    options = _limit_fix_options(index, entry, targets)
+    message = "spec.resourceLimits.gpus[%d] %s limits nothing: %s" % (
+        index,
+        gpu_limit_text(entry),
+        reason or "no GPU MachineSet carries %s=%s" % (ACCELERATOR_LABEL, entry.get("type")),
+    )
+    fixed_by = "gpushare.k8s.gpu_autoscaling (gpu_limit)" if reason else "oc edit clusterautoscaler default"
+    labelled = gpu_type = None
+    if alone and len(options) == 1:
+        [(fix, labelled, gpu_type)] = options
+        if labelled:
+            fixed_by = "gpushare.k8s.gpu_autoscaling (machinesets: [%s], accelerator: %s)" % (labelled, entry["type"])
+        if gpu_type:
+            message += ", and there is no entry of type %s (MachineSet %s)" % (gpu_type, ", ".join(targets[0].names))
+    elif options:
+        fix = "one of: %s" % "; ".join([text for text, _l, _t in options] + ["remove it"])
+    elif reason:
+        fix = "remove spec.resourceLimits.gpus[%d]: every GPU MachineSet's type has its own entry" % index
+    else:
+        fix = "remove spec.resourceLimits.gpus[%d], unless a MachineSet labelled %s=%s is to be created" % (
+            index,
+            ACCELERATOR_LABEL,
+            entry.get("type"),
+        )
+    return (
+        finding(severity, "autoscaling", "ClusterAutoscaler/%s" % CLUSTER_AUTOSCALER_NAME, message, fix, fixed_by),
+        labelled,
+        gpu_type,
+    )

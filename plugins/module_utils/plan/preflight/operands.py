@@ -91,11 +91,30 @@ def _presence_findings(title, daemonset_ref, nodes_without, nodes_unready, fix_m
 
 def check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods):
     """Every operand present and ready on every GPU node that needs it; operands switched off or paused named."""
-    findings = []
     by_ds = _pods_by_daemonset(pods)
     states = [NodeGpuState.from_node(node) for node in nodes if is_gpu_node(node)]
     if not states:
+        return []
+    findings = _nfd_findings(nfd_workers, states, by_ds)
+    if policy is None or namespace is None:
         return findings
+    existing = dict((name_of(ds), ds) for ds in daemonsets)
+    for operand in OPERANDS:
+        if not _enabled(policy, operand.policy_section):
+            continue
+        needing = [state for state in states if _needs(operand, state)]
+        if not needing:
+            continue
+        if operand.daemonset not in existing:
+            findings.append(_missing_daemonset_finding(operand, policy, namespace, needing))
+            continue
+        findings += _operand_findings(operand, namespace, needing, by_ds)
+    return findings
+
+
+def _nfd_findings(nfd_workers, states, by_ds):
+    """No NFD worker at all, or a worker without a (ready) pod on some GPU node."""
+    findings = []
     if not nfd_workers:
         findings.append(
             finding(
@@ -110,87 +129,86 @@ def check_operator(policy, namespace, daemonsets, nfd_workers, nodes, pods):
             )
         )
     for daemonset in nfd_workers:
-        ref = namespaced_name(daemonset)
         present = by_ds.get((daemonset["metadata"]["namespace"], name_of(daemonset)), {})
         without = [s.name for s in states if s.name not in present]
         unready = [s.name for s in states if s.name in present and not present[s.name]]
         findings += _presence_findings(
             "Node Feature Discovery worker",
-            ref,
+            namespaced_name(daemonset),
             without,
             unready,
             "check the worker's tolerations and node selector against those nodes (see the taints findings)",
             "the worker's tolerations (gpushare.k8s.gpu_tolerations with nfd: true, or Helm value %s)"
             % NFD_HELM_TOLERATIONS_VALUE,
         )
-    if policy is None or namespace is None:
-        return findings
-    existing = dict((name_of(ds), ds) for ds in daemonsets)
-    for operand in OPERANDS:
-        if not _enabled(policy, operand.policy_section):
-            continue
-        needing = [state for state in states if _needs(operand, state)]
-        if not needing:
-            continue
-        ref = "%s/%s" % (namespace, operand.daemonset)
-        if operand.daemonset not in existing:
-            findings.append(
-                finding(
-                    ERROR,
-                    "operator",
-                    "DaemonSet/%s" % ref,
-                    "the %s DaemonSet does not exist although ClusterPolicy %s enables it and GPU node(s) %s need it"
-                    % (operand.name, name_of(policy), ", ".join(s.name for s in needing)),
-                    "read the operator's logs and the ClusterPolicy's status (kubectl get clusterpolicy %s -o yaml)"
-                    % name_of(policy),
-                    "the GPU Operator (spec.%s of the ClusterPolicy)" % operand.policy_section,
-                )
-            )
-            continue
-        present = by_ds.get((namespace, operand.daemonset), {})
-        without, unready = [], []
-        for state in needing:
-            value = state.labels.get(deploy_label(operand.component)) if operand.component else None
-            if value == DEPLOY_OFF:
-                findings.append(
-                    finding(
-                        WARNING,
-                        "operator",
-                        "Node/%s" % state.name,
-                        "the %s is switched off on this GPU node (label %s=%s)"
-                        % (operand.name, deploy_label(operand.component), value),
-                        "kubectl label node %s %s=true --overwrite (or remove the label and let the operator set it)"
-                        % (state.name, deploy_label(operand.component)),
-                        "the node label %s" % deploy_label(operand.component),
-                    )
-                )
-                continue
-            if value == PAUSED_FOR_MIG_CHANGE:
-                if state.mig_config_state == MIG_STATE_PENDING:
-                    findings.append(
-                        finding(
-                            INFO,
-                            "operator",
-                            "Node/%s" % state.name,
-                            "the %s is paused (%s=%s) while mig-manager applies %s"
-                            % (operand.name, deploy_label(operand.component), value, state.mig_config),
-                            "nothing, once the MIG change finishes (see the sharing findings if it is stuck)",
-                            "mig-manager",
-                        )
-                    )
-                # Paused with no change pending: the sharing check names the labels left behind.
-                continue
-            if state.name not in present:
-                without.append(state.name)
-            elif not present[state.name]:
-                unready.append(state.name)
-        findings += _presence_findings(
-            operand.name,
-            ref,
-            without,
-            unready,
-            "make the DaemonSet's pods land there: tolerate the nodes' taints (spec.daemonsets.tolerations) and "
-            "check the nodes' %s labels" % deploy_label("*"),
-            "gpushare.k8s.gpu_tolerations, or the operator's node labels",
-        )
     return findings
+
+
+def _missing_daemonset_finding(operand, policy, namespace, needing):
+    """The operand's DaemonSet does not exist although the policy enables it and GPU nodes need it."""
+    return finding(
+        ERROR,
+        "operator",
+        "DaemonSet/%s/%s" % (namespace, operand.daemonset),
+        "the %s DaemonSet does not exist although ClusterPolicy %s enables it and GPU node(s) %s need it"
+        % (operand.name, name_of(policy), ", ".join(s.name for s in needing)),
+        "read the operator's logs and the ClusterPolicy's status (kubectl get clusterpolicy %s -o yaml)"
+        % name_of(policy),
+        "the GPU Operator (spec.%s of the ClusterPolicy)" % operand.policy_section,
+    )
+
+
+def _operand_findings(operand, namespace, needing, by_ds):
+    """An existing operand DaemonSet on the GPU nodes that need it: switched off or paused there (by the node's
+    ``gpu.deploy.*`` label), else without a pod or with an unready one."""
+    present = by_ds.get((namespace, operand.daemonset), {})
+    findings, without, unready = [], [], []
+    for state in needing:
+        value = state.labels.get(deploy_label(operand.component)) if operand.component else None
+        if value in (DEPLOY_OFF, PAUSED_FOR_MIG_CHANGE):
+            findings += _not_deployed_findings(operand, state, value)
+        elif state.name not in present:
+            without.append(state.name)
+        elif not present[state.name]:
+            unready.append(state.name)
+    findings += _presence_findings(
+        operand.name,
+        "%s/%s" % (namespace, operand.daemonset),
+        without,
+        unready,
+        "make the DaemonSet's pods land there: tolerate the nodes' taints (spec.daemonsets.tolerations) and "
+        "check the nodes' %s labels" % deploy_label("*"),
+        "gpushare.k8s.gpu_tolerations, or the operator's node labels",
+    )
+    return findings
+
+
+def _not_deployed_findings(operand, state, value):
+    """An operand its ``gpu.deploy.*`` label switches off (a warning) or pauses for a pending MIG change (info).
+    Paused with no change pending: nothing here, the sharing check names the labels left behind."""
+    label = deploy_label(operand.component)
+    if value == DEPLOY_OFF:
+        return [
+            finding(
+                WARNING,
+                "operator",
+                "Node/%s" % state.name,
+                "the %s is switched off on this GPU node (label %s=%s)" % (operand.name, label, value),
+                "kubectl label node %s %s=true --overwrite (or remove the label and let the operator set it)"
+                % (state.name, label),
+                "the node label %s" % label,
+            )
+        ]
+    if state.mig_config_state == MIG_STATE_PENDING:
+        return [
+            finding(
+                INFO,
+                "operator",
+                "Node/%s" % state.name,
+                "the %s is paused (%s=%s) while mig-manager applies %s"
+                % (operand.name, label, value, state.mig_config),
+                "nothing, once the MIG change finishes (see the sharing findings if it is stuck)",
+                "mig-manager",
+            )
+        ]
+    return []

@@ -70,65 +70,78 @@ def check_taints(policy, nodes, nfd_workers):
     findings = []
     gpu_nodes = [node for node in nodes if is_gpu_node(node)]
     if policy is not None:
-        policy_object = "ClusterPolicy/%s" % name_of(policy)
-        current = effective_operator_tolerations(policy)
-        for taint, names in _untolerated_by_taint(gpu_nodes, current):
-            wanted = current + [_toleration_for(taint)]
+        findings += _operator_taint_findings(policy, gpu_nodes)
+    for daemonset in nfd_workers:
+        findings += _nfd_worker_taint_findings(daemonset, gpu_nodes)
+    return findings
+
+
+def _operator_taint_findings(policy, gpu_nodes):
+    """Each taint on GPU nodes the operands do not tolerate; else a warning when the policy's list drops the built-in
+    GPU toleration (a node tainted later would get no operator)."""
+    findings = []
+    policy_object = "ClusterPolicy/%s" % name_of(policy)
+    current = effective_operator_tolerations(policy)
+    for taint, names in _untolerated_by_taint(gpu_nodes, current):
+        wanted = current + [_toleration_for(taint)]
+        findings.append(
+            finding(
+                ERROR,
+                "taints",
+                policy_object,
+                "taint %s on GPU node(s) %s is not tolerated by spec.daemonsets.tolerations: the operator's "
+                "DaemonSets (driver, device plugin, GFD...) never run there, so no GPU is advertised"
+                % (_taint_text(taint), ", ".join(names)),
+                "set spec.daemonsets.tolerations to %s (the list replaces the built-in %s toleration, "
+                "so keep it)" % (json.dumps(wanted, sort_keys=True), GPU_TAINT_KEY),
+                "gpushare.k8s.gpu_tolerations (tolerations: [%s]), or the Helm value daemonsets.tolerations"
+                % json.dumps(_toleration_for(taint), sort_keys=True),
+            )
+        )
+    listed = ((policy.get("spec") or {}).get("daemonsets") or {}).get("tolerations") or []
+    gpu_taint = {"key": GPU_TAINT_KEY, "effect": "NoSchedule"}
+    if listed and untolerated_taints([gpu_taint], listed):
+        tainted = [
+            name_of(node)
+            for node in gpu_nodes
+            if any(t.get("key") == GPU_TAINT_KEY for t in (node.get("spec") or {}).get("taints") or [])
+        ]
+        if not tainted:  # with tainted nodes the finding above already says it
             findings.append(
                 finding(
-                    ERROR,
+                    WARNING,
                     "taints",
                     policy_object,
-                    "taint %s on GPU node(s) %s is not tolerated by spec.daemonsets.tolerations: the operator's "
-                    "DaemonSets (driver, device plugin, GFD...) never run there, so no GPU is advertised"
-                    % (_taint_text(taint), ", ".join(names)),
-                    "set spec.daemonsets.tolerations to %s (the list replaces the built-in %s toleration, "
-                    "so keep it)" % (json.dumps(wanted, sort_keys=True), GPU_TAINT_KEY),
-                    "gpushare.k8s.gpu_tolerations (tolerations: [%s]), or the Helm value daemonsets.tolerations"
-                    % json.dumps(_toleration_for(taint), sort_keys=True),
-                )
-            )
-        listed = ((policy.get("spec") or {}).get("daemonsets") or {}).get("tolerations") or []
-        gpu_taint = {"key": GPU_TAINT_KEY, "effect": "NoSchedule"}
-        if listed and untolerated_taints([gpu_taint], listed):
-            tainted = [
-                name_of(node)
-                for node in gpu_nodes
-                if any(t.get("key") == GPU_TAINT_KEY for t in (node.get("spec") or {}).get("taints") or [])
-            ]
-            if not tainted:  # with tainted nodes the finding above already says it
-                findings.append(
-                    finding(
-                        WARNING,
-                        "taints",
-                        policy_object,
-                        "spec.daemonsets.tolerations has no %s toleration and replaces the built-in one: a node "
-                        "tainted %s:NoSchedule later gets no operator" % (GPU_TAINT_KEY, GPU_TAINT_KEY),
-                        "add %s to spec.daemonsets.tolerations" % json.dumps(OPERATOR_DEFAULT_TOLERATIONS[0]),
-                        "gpushare.k8s.gpu_tolerations (keep_gpu_toleration: true)",
-                    )
-                )
-    for daemonset in nfd_workers:
-        for taint, names in _untolerated_by_taint(gpu_nodes, pod_tolerations(daemonset)):
-            release = helm_release_of(daemonset)
-            if release:
-                fixed_by = "the Helm value %s of release %s (gpushare.k8s.gpu_tolerations, nfd: true)" % (
-                    NFD_HELM_TOLERATIONS_VALUE,
-                    release,
-                )
-            elif name_of(daemonset) == NFD_WORKER_OPENSHIFT:
-                fixed_by = "the NodeFeatureDiscovery instance that owns it (OpenShift's NFD operator)"
-            else:
-                fixed_by = "whatever deploys DaemonSet %s" % namespaced_name(daemonset)
-            findings.append(
-                finding(
-                    ERROR,
-                    "taints",
-                    "DaemonSet/%s" % namespaced_name(daemonset),
-                    "taint %s on GPU node(s) %s is not tolerated by Node Feature Discovery's worker: without its "
-                    "labels the operator never sees the node as a GPU node" % (_taint_text(taint), ", ".join(names)),
-                    "add %s to the worker's tolerations" % json.dumps(_toleration_for(taint), sort_keys=True),
-                    fixed_by,
+                    "spec.daemonsets.tolerations has no %s toleration and replaces the built-in one: a node "
+                    "tainted %s:NoSchedule later gets no operator" % (GPU_TAINT_KEY, GPU_TAINT_KEY),
+                    "add %s to spec.daemonsets.tolerations" % json.dumps(OPERATOR_DEFAULT_TOLERATIONS[0]),
+                    "gpushare.k8s.gpu_tolerations (keep_gpu_toleration: true)",
                 )
             )
     return findings
+
+
+def _nfd_worker_taint_findings(daemonset, gpu_nodes):
+    """Each taint on GPU nodes an NFD worker does not tolerate, with what sets the worker's tolerations."""
+    release = helm_release_of(daemonset)
+    if release:
+        fixed_by = "the Helm value %s of release %s (gpushare.k8s.gpu_tolerations, nfd: true)" % (
+            NFD_HELM_TOLERATIONS_VALUE,
+            release,
+        )
+    elif name_of(daemonset) == NFD_WORKER_OPENSHIFT:
+        fixed_by = "the NodeFeatureDiscovery instance that owns it (OpenShift's NFD operator)"
+    else:
+        fixed_by = "whatever deploys DaemonSet %s" % namespaced_name(daemonset)
+    return [
+        finding(
+            ERROR,
+            "taints",
+            "DaemonSet/%s" % namespaced_name(daemonset),
+            "taint %s on GPU node(s) %s is not tolerated by Node Feature Discovery's worker: without its "
+            "labels the operator never sees the node as a GPU node" % (_taint_text(taint), ", ".join(names)),
+            "add %s to the worker's tolerations" % json.dumps(_toleration_for(taint), sort_keys=True),
+            fixed_by,
+        )
+        for taint, names in _untolerated_by_taint(gpu_nodes, pod_tolerations(daemonset))
+    ]
