@@ -80,10 +80,15 @@ def test_a_watch_start_answered_410_is_not_retried(cluster, proxy):
 
 def test_a_watch_start_is_retried_like_a_read(cluster, kube, proxy):
     proxy.add(Fault(node_watch, "status", status=503, message="unavailable"), Fault(node_watch, "reset-before"))
-    api = kube_api(cluster, proxy.url, max_watch_seconds=1, random=lambda: 0.0)
+    # The starts' retries must end within the watch's length (its deadline): a length of 30 s keeps the backoff's
+    # second sleep whole however slowly the failed starts are answered (with 1 s, a loaded machine's 0.65 s for the
+    # two of them left 0.35 s, and the sleep was cut to that). The test stops reading at the first event.
+    api = kube_api(cluster, proxy.url, max_watch_seconds=30, random=lambda: 0.0)
     resource_version = marked_since(kube, api)
 
-    assert list(api.watch_nodes(resource_version, 60))  # the change, after the two failed starts
+    watch = api.watch_nodes(resource_version, 60)
+    assert next(watch)  # the change, after the two failed starts
+    watch.close()
 
     watches = proxy.requests(node_watch)
     assert [request.action for request in watches] == ["status", "reset-before", "forward"]
