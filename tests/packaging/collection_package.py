@@ -22,9 +22,9 @@ VENV_BIN = os.path.dirname(sys.executable)
 INSTALL_COLLECTIONS = os.path.join(REPO, "tools", "install_collections.py")
 
 
-def repo_tool(name):
-    """tools/<name>.py as a module."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", name + ".py"))
+def repo_tool(name, folder="tools"):
+    """<folder>/<name>.py of the repository as a module."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, folder, name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

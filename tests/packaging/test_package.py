@@ -7,7 +7,6 @@ needed, none is here). The playbook run from the installed copy needs a cluster:
 """
 
 import fnmatch
-import importlib.util
 import json
 import os
 import re
@@ -78,14 +77,6 @@ SHIPPED = (
 )
 ENVIRONMENTS = ("extensions", "environments")
 EE_TOOLS = os.path.join(REPO, "tests", "ee")
-
-
-def ee_tool(name):
-    """tests/ee/<name>.py as a module (the stand-ins tests/ee/build.sh uses)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(EE_TOOLS, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def read(*parts):
@@ -445,7 +436,7 @@ def galaxy_standin(work, tarball, installed):
     os.makedirs(files)
     shutil.copy(tarball, collections)
     core = os.path.join(installed, "ansible_collections", "kubernetes", "core")
-    ee_tool("mirror_sources").tarball_of_installed_collection(core, collections)
+    repo_tool("mirror_sources", folder=os.path.join("tests", "ee")).tarball_of_installed_collection(core, collections)
     url_file = os.path.join(work, "standin", "url")
     command = [os.path.join(VENV_BIN, "python"), os.path.join(EE_TOOLS, "galaxy_standin.py"), "--port", "0"]
     server = subprocess.Popen(command + ["--collections", collections, "--files", files, "--url-file", url_file])
