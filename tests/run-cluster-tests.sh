@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-4}
+PARALLEL=${GPUSHARE_PARALLEL:-6}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -78,7 +78,7 @@ PORT_OFFSET=${GPUSHARE_PORT_OFFSET:-0}
 # Longest first (measured: tests/output/cluster/summary.txt), so that a job left waiting for a free slot is a short
 # one. The fleet job runs only when every profile is tested.
 JOBS=""
-for job in ${GPUSHARE_JOB_ORDER:-openshift-mig fleet openshift openshift-molecule vks scaleway}; do
+for job in fleet openshift vks openshift-mig openshift-molecule scaleway; do
     case " ${GPUSHARE_JOBS:-$job} " in *" $job "*) ;; *) continue ;; esac
     case " $PROFILES " in
         *" ${job%%-*} "*) JOBS="$JOBS $job" ;;
