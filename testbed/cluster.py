@@ -422,7 +422,7 @@ def apiserver_argv(bin_dir):
         # to date: measurable CPU on a 2-core machine running several clusters, and nothing the tests exercise
         # (one client at a time per cluster, no starvation to prevent).
         "--enable-priority-and-fairness=false",
-        # The etcd_object_counts metric polls etcd for a count of every resource each minute: a third of an idle
+        # The etcd_object_counts metric polls etcd for a count of every resource each minute: a quarter of an idle
         # etcd's CPU (0.48 -> 0.36 CPU-s a minute), for a metric nothing here reads.
         "--etcd-count-metric-poll-period=0",
         "--v=1",
