@@ -6,7 +6,7 @@
 #   tests/run-cluster-tests.sh [pytest arguments...]
 #
 # GPUSHARE_PROFILES chooses the profiles (default: openshift scaleway vks). The work is split into
-# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 6: all of them; four at a
+# jobs (the table below) that run at the same time (GPUSHARE_PARALLEL at once, default 7: all of them; four at a
 # time took longer, the jobs waiting on watches leaving the cores idle), each on its own cluster, in
 # $GPUSHARE_CLUSTER_DIR/<job> (default .cluster-tests/<job>), on its own ports, so nothing one job's tests do can be
 # seen by another's; within a job the tests run one after the other and every test starts
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 PROFILES=${GPUSHARE_PROFILES:-openshift scaleway vks}
-PARALLEL=${GPUSHARE_PARALLEL:-6}
+PARALLEL=${GPUSHARE_PARALLEL:-7}
 CLUSTERS=${GPUSHARE_CLUSTER_DIR:-$REPO/.cluster-tests}
 OUT=$REPO/tests/output/cluster
 
@@ -35,17 +35,19 @@ mkdir -p "$OUT" "$CLUSTERS"
 
 # The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
-# the most tests, is split in three jobs: openshift-mig (the simulator's own tests, the MIG tests, the bad-input
-# matrix, the action group and the autopilot over time, mostly idle in its cool-downs), openshift-molecule (the playbook and rbac role tests through ansible-playbook, then
-# the openshift Molecule scenario) and openshift (every other integration test file). The vks job runs the vks tests,
-# then the vks-helm, vks and hami scenarios. The fleet job starts its own three clusters (tests/fleet), which also
+# the most tests, is split in four jobs: openshift-mig (the simulator's own tests, the MIG tests, the bad-input
+# matrix, the action group), openshift-autopilot (the autopilot over time alone: about 280 s, mostly idle in the
+# rulebook's cool-downs, which made openshift-mig the last job by 190 s when it ran there), openshift-molecule (the
+# playbook and rbac role tests through ansible-playbook, then the openshift Molecule scenario) and openshift (every
+# other integration test file). The vks job runs the vks tests, then the vks-helm, vks and hami scenarios. The fleet job starts its own three clusters (tests/fleet), which also
 # test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform, then the cluster lifecycle tests.
 # Each cluster costs about 20 CPU-s to start and 2 CPU-s a minute idle (docs/NOTES.md): jobs are as few as keep the
 # two cores busy and the longest job within the others' time (session 16: the fleet ended at 566-603 s, openshift,
 # last, at 864-867 s; the lifecycle and action group tests, 42 and 62 s of openshift's, moved to the fleet and
 # openshift-mig).
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py
-    tests/integration/test_action_group.py tests/integration/test_eda_autoplan_over_time.py"
+    tests/integration/test_action_group.py"
+AUTOPILOT_FILES="tests/integration/test_eda_autoplan_over_time.py"
 # The playbooks and the rbac role through ansible-playbook (a role and the sharing plan on the oldest core too):
 # beside the openshift Molecule scenario, the other job that drives the controller.
 PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py
@@ -55,11 +57,12 @@ HELM_CHART_FILES="tests/testbed/test_helm_charts.py"
 # Starts throwaway clusters of its own, needs none of the job's: in the fleet job, after the fleet's clusters stop
 # (so, like the fleet, only when every profile is tested).
 LIFECYCLE_FILES="tests/testbed/test_cluster_lifecycle.py"
-OTHER_FILES="tests/integration $(for file in $MIG_JOB_FILES $PLAYBOOK_FILES; do
+OTHER_FILES="tests/integration $(for file in $MIG_JOB_FILES $AUTOPILOT_FILES $PLAYBOOK_FILES; do
     printf ' --ignore=%s' "$file"
 done)"
 declare -A JOB_PYTEST=(
     [openshift-mig]="tests/testbed $MIG_JOB_FILES --ignore=$HELM_CHART_FILES --ignore=$LIFECYCLE_FILES"
+    [openshift-autopilot]=$AUTOPILOT_FILES
     [openshift]=$OTHER_FILES
     [openshift-molecule]=$PLAYBOOK_FILES
     [scaleway]="tests/integration"
@@ -70,15 +73,16 @@ declare -A JOB_MOLECULE=([openshift-molecule]="openshift" [scaleway]="scaleway" 
 # One block of ports per job: etcd client (+0) and peer (+10), apiserver (+0), controller-manager
 # (+1), scheduler (+2), the simulated kubelets (+3). Far from the defaults (23790, 16443) that a
 # developer's own cluster uses.
-declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-molecule]=24490 [scaleway]=24890 [vks]=24990)
-declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-molecule]=17143 [scaleway]=17543
-    [vks]=17643)
+declare -A ETCD_PORT=([openshift]=24790 [openshift-mig]=24690 [openshift-autopilot]=24590 [openshift-molecule]=24490
+    [scaleway]=24890 [vks]=24990)
+declare -A APISERVER_PORT=([openshift]=17443 [openshift-mig]=17343 [openshift-autopilot]=17243
+    [openshift-molecule]=17143 [scaleway]=17543 [vks]=17643)
 PORT_OFFSET=${GPUSHARE_PORT_OFFSET:-0}
 
 # Longest first (measured: tests/output/cluster/summary.txt), so that a job left waiting for a free slot is a short
 # one. The fleet job runs only when every profile is tested.
 JOBS=""
-for job in fleet openshift vks openshift-mig openshift-molecule scaleway; do
+for job in fleet openshift vks openshift-mig openshift-molecule scaleway openshift-autopilot; do
     case " ${GPUSHARE_JOBS:-$job} " in *" $job "*) ;; *) continue ;; esac
     case " $PROFILES " in
         *" ${job%%-*} "*) JOBS="$JOBS $job" ;;
