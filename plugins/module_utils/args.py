@@ -189,6 +189,17 @@ SHARING_PLAN_REQUEST_SPEC = dict(
     count=dict(type="int", required=True),
     pool=dict(type="str"),
 )
+# One entry of gpu_sharing_plan's ``node_pools``: a node pool that is not a Kubernetes object (Kapsule, VKS).
+SHARING_PLAN_NODE_POOL_SPEC = dict(
+    pool=dict(type="str", required=True),
+    name=dict(type="str"),
+    size=dict(type="int", required=True),
+    min_size=dict(type="int", default=0),
+    max_size=dict(type="int"),
+    gpus=dict(type="int", required=True),
+    product=dict(type="str"),
+    autoscaling=dict(type="bool", default=False),
+)
 SHARING_PLAN_ARG_SPEC = dict(
     OPERATOR_ARG_SPEC,
     node_selector=dict(type="str"),
@@ -199,6 +210,8 @@ SHARING_PLAN_ARG_SPEC = dict(
     sharing_method=dict(type="str", default="time-slicing", choices=["time-slicing", "mps"]),
     max_replicas=dict(type="int", default=MPS_MAX_CLIENTS),
     time_limit=dict(type="float", default=10.0),
+    capacity=dict(type="bool", default=False),
+    node_pools=dict(type="list", elements="dict", options=SHARING_PLAN_NODE_POOL_SPEC),
 )
 
 # The gpu_demand event source's own options (extensions/eda, docs/EDA.md); it takes AUTH_ARG_SPEC's beside them.

@@ -15,11 +15,17 @@ description:
   - "On OpenShift, for each GPU MachineSet (or those named in O(machinesets)): sets the node label
     C(cluster-api/accelerator) (the GPU type the autoscaler matches against its limits) in
     C(spec.template.spec.metadata.labels); sets the annotation C(machine.openshift.io/GPU) (physical GPUs per
-    machine, what the autoscaler reads when it scales a MachineSet from zero); when it scales from zero, adds the
+    machine, what the autoscaler reads when it scales a MachineSet from zero) when the MachineSet has none (a
+    present one is never rewritten: on AWS the Machine API sets it from the instance type on every reconcile);
+    when it scales from zero, adds the
     zone label C(topology.kubernetes.io/zone) from the provider spec; creates or updates the MachineAutoscaler
     targeting it; and gives the ClusterAutoscaler C(default) a C(spec.resourceLimits.gpus) entry of that type."
-  - The GPU limit counts physical GPUs, since the autoscaler never sees time-slicing or MPS replicas; when the
-    MachineSet's GPUs are shared the module says how many pods a GPU serves.
+  - The GPU limit is in the autoscaler's unit, which is not always physical GPUs. The autoscaler counts each node of
+    the type as its allocatable C(nvidia.com/gpu), time-slicing and MPS replicas included (unless renamed), MIG
+    devices under the single strategy. A node showing none (renamed replicas, every GPU in MIG mixed) counts as the
+    GPU annotation. So a MachineSet of one T4 time-sliced 4 ways counts 4 a machine.
+  - When the MachineSet's GPUs are shared, a warning says so. Scaling from zero, the autoscaler takes a new machine for
+    its physical GPUs only, so it may add more machines than the pods need.
   - Every other field of those objects is left as it is; the list C(resourceLimits.gpus) is written whole with
     the object's C(resourceVersion), so a concurrent change makes the task fail instead of being lost.
   - "When it writes C(resourceLimits.gpus), it drops, with a warning naming each, the entries that can never limit
@@ -63,9 +69,10 @@ options:
     type: str
   gpus_per_machine:
     description:
-      - Physical GPUs per machine, written to the C(machine.openshift.io/GPU) annotation. By default the
-        annotation's current value, else the nodes' C(nvidia.com/gpu.count). Needed when a MachineSet scales
-        from zero and has neither.
+      - Physical GPUs per machine, written to the C(machine.openshift.io/GPU) annotation when the MachineSet has
+        none. By default the nodes' C(nvidia.com/gpu.count). Needed when a MachineSet scales from zero and has
+        neither the annotation nor nodes.
+      - A MachineSet whose annotation already holds a number keeps it, and a different value here gives a warning.
     type: int
   min_replicas:
     description:
@@ -78,18 +85,21 @@ options:
     type: int
   gpu_limit:
     description:
-      - The C(min) and C(max) physical GPUs of the accelerator's type in the cluster, in the ClusterAutoscaler's
-        C(spec.resourceLimits.gpus), which then holds one entry of that type. When omitted, an existing entry is
-        kept (the last one, which the autoscaler applies, when there are several) and a missing one is added with
-        C(min=0) and C(max) = GPUs per machine x O(max_replicas), summed over the type's MachineSets.
+      - The C(min) and C(max) GPUs of the accelerator's type in the cluster, in the ClusterAutoscaler's
+        C(spec.resourceLimits.gpus), which then holds one entry of that type. The autoscaler counts them in its own
+        unit, described above, so time-sliced nodes count their replicas.
+      - When omitted, an existing entry is kept (the last one, which the autoscaler applies, when there are several).
+        A missing one is added with C(min=0) and C(max) = what a machine counts x O(max_replicas), summed over the
+        type's MachineSets. What a machine counts is the largest allocatable C(nvidia.com/gpu) of its nodes, or
+        its physical GPUs if that is more.
     type: dict
     suboptions:
       min:
-        description: Fewest physical GPUs of this type.
+        description: Fewest GPUs of this type, as the autoscaler counts them.
         type: int
         required: true
       max:
-        description: Most physical GPUs of this type.
+        description: Most GPUs of this type, as the autoscaler counts them.
         type: int
         required: true
   delay_after_add:

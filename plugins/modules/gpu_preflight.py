@@ -39,7 +39,8 @@ description:
     (O(autoscaler_gpu_label); information only, as no VNG Cloud source confirms it). On every platform it
     warns when sharing misleads the autoscaler
     (only C(nvidia.com/gpu.shared) or C(nvidia.com/mig-*) advertised, kubernetes/autoscaler issue 8095;
-    time-slicing replicas it does not count, kubernetes/autoscaler issue 8129, AKS issue 3427)."
+    time-slicing replicas, which count against its GPU limit but not in a new machine's template when it scales from
+    zero, AKS issue 3427)."
   - C(quota) reports namespaces running GPU pods without a ResourceQuota on each NVIDIA resource
     they request.
   - Never changes anything. Fails only when O(fail_on) asks for it.

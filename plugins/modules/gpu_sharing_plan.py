@@ -131,6 +131,60 @@ options:
     type: str
     choices: [time-slicing, mps]
     default: time-slicing
+  capacity:
+    description:
+      - Also report what each pool may add (C(capacity)), for demand the nodes it has cannot serve. The plan itself
+        still changes only the nodes that exist.
+      - On OpenShift, a pool grows through its GPU MachineSets (the ones whose C(spec.template.spec.metadata.labels)
+        give I(pool_label) the pool's value; every GPU MachineSet without I(pool_label)), within their
+        MachineAutoscaler's C(maxReplicas) and the ClusterAutoscaler C(default)'s C(resourceLimits), its GPU limits
+        counted as the autoscaler counts them (a node's allocatable C(nvidia.com/gpu)).
+      - Where an autoscaler owns a size, says per waiting resource whether it can scale for it. Scaling from zero, its
+        template advertises only C(nvidia.com/gpu). With ready nodes, it copies one of them, so their layout decides.
+        It never copies a node that carries C(cluster-api/accelerator) but advertises no C(nvidia.com/gpu)
+        (kubernetes/autoscaler#8095).
+      - Reads every node, and OpenShift's MachineSets, Machines, MachineAutoscalers and ClusterAutoscalers (none where
+        their CRDs are not installed).
+    type: bool
+    default: false
+  node_pools:
+    description:
+      - Node pools that are not Kubernetes objects (Scaleway Kapsule pools, VNG Cloud VKS node groups), for the
+        C(capacity) report. Their size and limits are the platform's, as C(scw k8s pool get) shows them on Scaleway
+        and the node group's page of the portal on VKS.
+      - Only with I(capacity=true).
+    type: list
+    elements: dict
+    suboptions:
+      pool:
+        description: The pool's value of I(pool_label) on its nodes.
+        type: str
+        required: true
+      name:
+        description: The node pool's name on the platform, when it differs from I(pool).
+        type: str
+      size:
+        description: Its nodes now.
+        type: int
+        required: true
+      min_size:
+        description: The fewest nodes it may have.
+        type: int
+        default: 0
+      max_size:
+        description: The most nodes it may have. Omit when the platform sets none.
+        type: int
+      gpus:
+        description: The GPUs one node of the pool has.
+        type: int
+        required: true
+      product:
+        description: Their product, as GPU Feature Discovery names it (C(NVIDIA-H100-80GB-HBM3)).
+        type: str
+      autoscaling:
+        description: The platform's autoscaler owns the pool's size.
+        type: bool
+        default: false
 notes:
   - The plan counts what the scheduler counts. Node affinities other than the pool label, taints, and the other
     resources pods request are not planned for.
@@ -150,6 +204,18 @@ seealso:
 EXAMPLES = r"""
 - name: Plan for the pods that are pending now
   gpushare.k8s.gpu_sharing_plan:
+  register: plan
+
+- name: Plan, and report what the Kapsule pools could add for what stays unserved
+  gpushare.k8s.gpu_sharing_plan:
+    pool_label: k8s.scaleway.com/pool-name
+    capacity: true
+    node_pools:
+      - pool: gpu-h100
+        size: 2
+        max_size: 4
+        gpus: 8
+        product: NVIDIA-H100-80GB-HBM3
   register: plan
 
 - name: Plan the A100 pool for work that is coming, moving running pods if needed
@@ -272,6 +338,37 @@ findings:
   returned: always
   type: list
   elements: str
+capacity:
+  description:
+    - With I(capacity=true), what each pool may add. C(pools.<pool>) lists its ways to grow, and C(limits) holds the
+      ClusterAutoscaler's limits they all share, with what the cluster counts against them now.
+    - Each way to grow has C(kind) (C(MachineSet) or C(NodePool)), C(name), C(size), C(min_size) and C(max_size). It
+      also has C(owner) (C(autoscaler) when a MachineAutoscaler or the platform's autoscaler sets the size, else
+      C(plan)), C(new_node) (C(product), C(gpus), C(gpu_type), C(cores), C(memory_gib), C(source)), and
+      C(new_nodes_at_most) (null when nothing bounds it) with C(limited_by), what stops it there.
+    - Where C(owner) is C(autoscaler), C(autoscaler_can_scale) gives per resource waiting in the pool an C(answer)
+      (C(yes), C(no), C(maybe), or C(unknown) for a node pool with no ready node, whose template is the platform's)
+      and its C(reason).
+  returned: when capacity is true
+  type: dict
+  sample:
+    pools:
+      t4:
+        - kind: MachineSet
+          name: openshift-machine-api/gpu-t4
+          size: 2
+          min_size: 1
+          max_size: 4
+          owner: autoscaler
+          new_node: {product: Tesla-T4, gpus: 1, gpu_type: tesla-t4, cores: 4.0, memory_gib: 16.0, source: annotations}
+          new_nodes_at_most: 2
+          limited_by: [maxReplicas]
+          autoscaler_can_scale:
+            nvidia.com/mig-1g.10gb:
+              answer: "no"
+              reason: "its template is a copy of one of its ready nodes (gpu-t4-0), none of which advertises ..."
+    limits: {max_nodes_total: 24, nodes: 9, gpus: {tesla-t4: {max: 4, counted: 2}}, cores: null, cores_now: 96.0,
+             memory_gib: null, memory_gib_now: 430.0}
 nodes_to_change:
   description: The nodes the plan changes; empty when the cluster already has the planned layout.
   returned: always

@@ -79,6 +79,26 @@ def test_a_machineset_stripped_of_what_the_autoscaler_needs_is_repaired(run_modu
 
 
 @pytest.mark.profiles("openshift")
+def test_a_time_sliced_pools_limit_counts_what_its_nodes_advertise_and_its_annotation_is_kept(run_module, kube):
+    # cluster-autoscaler counts a node as its allocatable nvidia.com/gpu (GetNodeGpuTarget): one T4 sliced 4 ways
+    # counts 4, so three machines reach 12; the MachineSet's GPU annotation (the Machine API's on AWS) stays 1.
+    sliced = run_module("gpu_timeslicing", {"replicas": 4, "nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
+    assert not sliced.get("failed"), sliced.get("msg")
+    kube.patch_custom(CLUSTER_AUTOSCALERS, "default", {"spec": {"resourceLimits": {"gpus": []}}})
+    before = kube.custom_object(MACHINESETS, NAME, NAMESPACE)["metadata"]["annotations"]["machine.openshift.io/GPU"]
+    result = ok(
+        run_module(MODULE, {"machinesets": [NAME], "max_replicas": 3, "min_replicas": 0, "gpus_per_machine": 2})
+    )
+    gpus = kube.custom_object(CLUSTER_AUTOSCALERS, "default")["spec"]["resourceLimits"]["gpus"]
+    assert gpus == [{"type": "tesla-t4", "min": 0, "max": 12}]
+    assert kube.custom_object(MACHINESETS, NAME, NAMESPACE)["metadata"]["annotations"]["machine.openshift.io/GPU"] == (
+        before
+    )
+    assert any("gpus_per_machine 2 is not written" in warning for warning in result["warnings"])
+    assert any("shared 4 ways" in warning and "(4 here)" in warning for warning in result["warnings"])
+
+
+@pytest.mark.profiles("openshift")
 def test_a_limit_entry_is_updated_in_place_keeping_the_others(run_module, kube):
     kube.patch_custom(
         CLUSTER_AUTOSCALERS,

@@ -481,14 +481,15 @@ def test_gpu_limits_that_limit_nothing_are_each_found_with_their_fix(run_module,
 
 
 @pytest.mark.profiles("openshift")
-def test_time_slicing_an_autoscaled_pool_warns_that_the_autoscaler_counts_physical_gpus(run_module, kube):
+def test_time_slicing_an_autoscaled_pool_warns_that_the_autoscaler_counts_the_replicas(run_module, kube):
     shared = run_module("gpu_timeslicing", {"replicas": 4, "nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
     assert not shared.get("failed"), shared.get("msg")
     result = preflight(run_module, checks=["autoscaling"])
     t4 = [name for name in kube.gpu_nodes() if name.startswith("gpu-t4")]
-    warned = sorted(f["object"] for f in problems(result) if "#8129" in f["message"])
+    warned = sorted(f["object"] for f in problems(result) if "#3427" in f["message"])
     assert warned == sorted("Node/" + name for name in t4)
-    assert "physical GPUs" in problems(result)[0]["fix"]
+    # What the simulated device plugin advertises (one T4 x 4 replicas) is what the autoscaler counts.
+    assert "counts its 4 allocatable nvidia.com/gpu" in problems(result)[0]["message"]
     fixed = run_module("gpu_reset", {"nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
     assert not fixed.get("failed"), fixed.get("msg")
     assert problems(preflight(run_module, checks=["autoscaling"])) == []

@@ -195,3 +195,67 @@ def test_no_mig_is_planned_while_nodes_outside_the_selection_run_mig_under_the_s
     assert [u["reason"] for u in plan["unserved"]] == [
         "no MIG change is planned while the cluster's MIG strategy is single (see findings)"
     ]
+
+
+@pytest.mark.profiles("openshift")
+def test_capacity_reports_what_the_t4_machineset_may_add_as_its_autoscalers_count(run_module):
+    """The seeded T4 MachineSet (2 machines, its MachineAutoscaler 1-4, the ClusterAutoscaler's tesla-t4 limit of 4 GPUs
+    and 24 nodes). cluster-autoscaler counts a node as its allocatable nvidia.com/gpu (GetNodeGpuTarget): once the T4s
+    are time-sliced 4 ways they count 8 against the limit of 4, and nothing more may be added."""
+    args = {
+        "capacity": True,
+        "node_selector": "cluster-api/accelerator=tesla-t4",
+        "requests": [{"resource": "nvidia.com/gpu", "count": 3}, {"resource": "nvidia.com/gpu.shared", "count": 2}],
+    }
+    plan = run_module("gpu_sharing_plan", args)
+    assert not plan.get("failed"), plan.get("msg")
+    [t4] = plan["capacity"]["pools"][""]
+    assert (t4["kind"], t4["name"], t4["size"], t4["min_size"], t4["max_size"], t4["owner"]) == (
+        "MachineSet",
+        "openshift-machine-api/gpushare-ocp-gpu-t4-us-east-1a",
+        2,
+        1,
+        4,
+        "autoscaler",
+    )
+    assert t4["new_node"] == dict(
+        product="Tesla-T4", gpus=1, gpu_type="tesla-t4", cores=4.0, memory_gib=16.0, source="annotations"
+    )
+    assert (t4["new_nodes_at_most"], t4["limited_by"]) == (2, ["maxReplicas", "gpus[tesla-t4]"])
+    limits = plan["capacity"]["limits"]
+    assert limits["gpus"] == {"tesla-t4": {"max": 4, "counted": 2}} and limits["max_nodes_total"] == 24
+    assert limits["nodes"] == 8  # every node, not only those the selector chose
+    can = t4["autoscaler_can_scale"]
+    assert can["nvidia.com/gpu"]["answer"] == "yes" and can["nvidia.com/gpu.shared"]["answer"] == "no"
+
+    sliced = run_module("gpu_timeslicing", {"replicas": 4, "nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
+    assert not sliced.get("failed"), sliced.get("msg")
+    [t4] = run_module("gpu_sharing_plan", args)["capacity"]["pools"][""]
+    assert (t4["new_nodes_at_most"], t4["limited_by"]) == (0, ["gpus[tesla-t4]"])
+
+
+@pytest.mark.profiles("scaleway")
+def test_capacity_reports_a_kapsule_pool_given_as_input(run_module):
+    given = {"pool": POOL, "size": 3, "max_size": 5, "gpus": 1, "product": "NVIDIA-H100-PCIe", "autoscaling": True}
+    plan = run_module(
+        "gpu_sharing_plan",
+        {
+            "pool_label": POOL_LABEL,
+            "capacity": True,
+            "node_pools": [given],
+            "requests": [{"profile": "1g.10gb", "count": 2}],
+        },
+    )
+    assert not plan.get("failed"), plan.get("msg")
+    [pool] = plan["capacity"]["pools"][POOL]
+    assert (pool["kind"], pool["name"], pool["new_nodes_at_most"], pool["limited_by"]) == (
+        "NodePool",
+        POOL,
+        2,
+        ["max_size"],
+    )
+    # Kapsule has no ClusterAutoscaler object: no shared limit is known.
+    assert plan["capacity"]["limits"]["max_nodes_total"] is None and plan["capacity"]["limits"]["gpus"] == {}
+    # Its autoscaler copies one of the pool's ready nodes, whole H100s advertising no MIG instance.
+    can = pool["autoscaler_can_scale"]["nvidia.com/mig-1g.10gb"]
+    assert can["answer"] == "no" and "none of which advertises nvidia.com/mig-1g.10gb" in can["reason"]

@@ -18,7 +18,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODULE_UTILS = os.path.join(ROOT, "plugins", "module_utils")
 PACKAGE = "ansible_collections.gpushare.k8s.plugins.module_utils."
 # The parts of run/ every runner shares; every other file of run/ is one module family's runner.
-SHARED_RUN_PARTS = ("run.operator", "run.targets", "run.writer", "run.drain", "run.mig_rollout", "run.result")
+SHARED_RUN_PARTS = (
+    "run.operator",
+    "run.targets",
+    "run.machine_api",
+    "run.writer",
+    "run.drain",
+    "run.mig_rollout",
+    "run.result",
+)
 # layer -> the layers its files may import from
 ALLOWED = {
     "rbac": set(),

@@ -5,11 +5,13 @@
 
 OpenShift: each GPU MachineSet's node label ``cluster-api/accelerator``, its ``machine.openshift.io/GPU``
 annotation (physical GPUs per machine, read when it scales from zero) and zone label, a MachineAutoscaler
-targeting it, and the ClusterAutoscaler ``default``'s ``spec.resourceLimits.gpus`` entry of that type,
-expressed in physical GPUs (the autoscaler never sees time-slicing replicas). An entry counts the nodes whose
-``cluster-api/accelerator`` value equals its ``type``: one whose type is no label value (``nvidia.com/gpu``)
-never counts any, and of two entries of one type only the last is applied. Other platforms: the node label
-their autoscaler reads for a pool's GPU type. Pure; every field not named here is left as it is.
+targeting it, and the ClusterAutoscaler ``default``'s ``spec.resourceLimits.gpus`` entry of that type. An entry counts
+the nodes whose ``cluster-api/accelerator`` value equals its ``type``: one whose type is no label value
+(``nvidia.com/gpu``) never counts any, and of two entries of one type only the last is applied. It counts each such
+node as its allocatable ``nvidia.com/gpu`` (time-slicing and MPS replicas included, unless renamed), or, when that is
+zero, as its group's template (the GPU annotation: physical GPUs): cluster-autoscaler's ``GetNodeGpuTarget``
+(docs/PLATFORM_FACTS.md, "GPU resource limits count the label's type and nvidia.com/gpu"). Other platforms: the node
+label their autoscaler reads for a pool's GPU type. Pure; every field not named here is left as it is.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +21,9 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    RESOURCE_GPU,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
     LABEL_VALUE_RULE,
     NodeGpuState,
@@ -38,6 +43,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import
     machineset_node_names,
     parse_duration,
 )
+
+
+def autoscaler_gpu_count(state, template_gpus):
+    """What the cluster autoscaler counts a node (``state``, a NodeGpuState) as against the GPU limit of its type: its
+    allocatable nvidia.com/gpu, replicas included, else ``template_gpus``, its group's template's (GetNodeGpuTarget)."""
+    return state.allocatable.get(RESOURCE_GPU, 0) or template_gpus
 
 
 def suggested_accelerator(states):
@@ -182,7 +193,8 @@ class AutoscalingRequest(object):
             low, high = self.gpu_limit["min"], self.gpu_limit["max"]
             if low < 0 or high < 1 or low > high:
                 raise GpuShareError(
-                    "gpu_limit needs 0 <= min <= max and max >= 1 (physical GPUs of this type in the cluster); "
+                    "gpu_limit needs 0 <= min <= max and max >= 1 (GPUs of this type in the cluster, as the "
+                    "autoscaler counts them); "
                     "got min=%d, max=%d." % (low, high)
                 )
         if self.delay_after_add is not None and parse_duration(self.delay_after_add) is None:
@@ -220,10 +232,12 @@ class _MachineSetPlan(object):
             )
         annotations = _meta(machineset).get("annotations") or {}
         annotated = annotations.get(MACHINESET_GPU_ANNOTATION) or ""
+        # A valid annotation is never rewritten: on AWS the Machine API's MachineSet controller sets it from the
+        # instance type on every reconcile (docs/PLATFORM_FACTS.md), so a different value would be a tug of war.
+        self.annotated_gpus = int(annotated) if annotated.isdigit() and int(annotated) > 0 else None
+        self.requested_gpus = request.gpus_per_machine
         counted = max([state.count for state in states] or [0])
-        self.gpus_per_machine = request.gpus_per_machine or (
-            int(annotated) if annotated.isdigit() and int(annotated) > 0 else (counted or None)
-        )
+        self.gpus_per_machine = self.annotated_gpus or request.gpus_per_machine or counted or None
         self.min_replicas = request.min_replicas
         self.max_replicas = request.max_replicas
         if autoscalers:
@@ -244,6 +258,10 @@ class _MachineSetPlan(object):
                 "(the %s annotation the autoscaler reads)." % (self.namespace, self.name, MACHINESET_GPU_ANNOTATION)
             )
         self.zone = machineset_zone(machineset) if request.zone_label and scales_from_zero else None
+        # What the autoscaler counts a machine as against the type's GPU limit: its node's allocatable
+        # nvidia.com/gpu, else (zero, or no node yet) the template's physical GPUs. The largest the set's nodes show.
+        advertised = max([autoscaler_gpu_count(state, 0) for state in states] or [0])
+        self.counted_per_machine = max(advertised, self.gpus_per_machine or 0)
 
     def machineset_write(self):
         """(before, after, merge patch or None) of the MachineSet's fields this module owns."""
@@ -253,7 +271,7 @@ class _MachineSetPlan(object):
         if self.zone and ZONE_LABEL not in labels:
             wanted_labels[ZONE_LABEL] = self.zone
         wanted_annotations = {}
-        if self.gpus_per_machine is not None:
+        if self.annotated_gpus is None and self.gpus_per_machine is not None:
             wanted_annotations[MACHINESET_GPU_ANNOTATION] = str(self.gpus_per_machine)
         before = dict(("labels." + key, labels.get(key)) for key in wanted_labels)
         before.update(("annotations." + key, annotations.get(key)) for key in wanted_annotations)
@@ -291,8 +309,9 @@ class _MachineSetPlan(object):
         changed = dict((key, value) for key, value in after.items() if before[key] != value)
         return before, after, ("patch", {"spec": changed}) if changed else None
 
-    def physical_gpus_at_most(self):
-        return (self.gpus_per_machine or 0) * (self.max_replicas or 0)
+    def counted_gpus_at_most(self):
+        """The most this set can count against its type's GPU limit, in the autoscaler's unit."""
+        return self.counted_per_machine * (self.max_replicas or 0)
 
     def shared_ways(self):
         return max([state.replicas for state in self.states] or [1])
@@ -349,12 +368,18 @@ def _chosen_machinesets(request, machinesets, states_by_machineset):
 
 def _plan_machineset_writes(plan, pool):
     """One MachineSet's write and its MachineAutoscaler's (a warning when it has none and gets none), and a warning
-    when its GPUs are shared: the autoscaler counts physical GPUs."""
+    when its GPUs are shared: the autoscaler counts the replicas against the limit, but not when scaling from zero."""
     key = _object_key("MachineSet", pool.machineset)
     before, after, patch = pool.machineset_write()
     plan.before[_ref(key)], plan.after[_ref(key)] = before, after
     if patch:
         plan.object_writes[key] = ("patch", patch)
+    if pool.annotated_gpus is not None and pool.requested_gpus not in (None, pool.annotated_gpus):
+        plan.warnings.append(
+            "MachineSet %s/%s: gpus_per_machine %d is not written, its %s annotation already says %d: on AWS the "
+            "Machine API sets it from the instance type on every reconcile; elsewhere, change it by hand if it is "
+            "wrong." % (pool.namespace, pool.name, pool.requested_gpus, MACHINESET_GPU_ANNOTATION, pool.annotated_gpus)
+        )
     before, after, write = pool.machine_autoscaler_write()
     if after is not None:
         key = ("MachineAutoscaler", pool.namespace, pool.name)
@@ -370,9 +395,18 @@ def _plan_machineset_writes(plan, pool):
         )
     if pool.shared_ways() > 1:
         plan.warnings.append(
-            "MachineSet %s/%s's GPUs are shared %d ways: the autoscaler counts physical GPUs, so its limits "
-            "below are physical GPUs and N GPUs serve N x %d pods (kubernetes/autoscaler #8129)."
-            % (pool.namespace, pool.name, pool.shared_ways(), pool.shared_ways())
+            "MachineSet %s/%s's GPUs are shared %d ways: the autoscaler counts a machine as its node's allocatable "
+            "%s (%d here) against the GPU limit of its type, which is therefore in that unit; but scaling from zero "
+            "it takes a new machine for its %s physical GPU(s), so it may add more machines than the pods need "
+            "(AKS #3427)."
+            % (
+                pool.namespace,
+                pool.name,
+                pool.shared_ways(),
+                RESOURCE_GPU,
+                pool.counted_per_machine,
+                pool.gpus_per_machine or "unknown",
+            )
         )
 
 
@@ -409,11 +443,11 @@ def _unmatched_limit_warnings(limits, carried):
 
 def _gpu_limits(request, current_limits, pools):
     """resourceLimits.gpus without the entries that do nothing (with a warning each), and with one entry per pool GPU
-    type: given, kept, or added as min 0 and max the physical GPUs the pools of that type can reach."""
+    type: given, kept, or added as min 0 and max what the pools of that type can reach, as the autoscaler counts."""
     limits, warnings = _usable_gpu_limits(current_limits)
     reach = {}
     for pool in pools:
-        reach[pool.accelerator] = reach.get(pool.accelerator, 0) + pool.physical_gpus_at_most()
+        reach[pool.accelerator] = reach.get(pool.accelerator, 0) + pool.counted_gpus_at_most()
     for accelerator in sorted(reach):
         entry = next((entry for entry in limits if entry.get("type") == accelerator), None)
         if entry is None:

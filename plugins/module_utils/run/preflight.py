@@ -12,13 +12,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShar
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import device_plugin_config_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import build_inventory
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import (
-    CLUSTER_AUTOSCALER,
-    MACHINE,
-    MACHINE_AUTOSCALER,
-    MACHINESET,
-    detect_platform,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import detect_platform
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight.checks import (
     ERROR,
     finding,
@@ -26,6 +20,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.preflight.checks
     should_fail,
     summarize,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.run.machine_api import read_openshift_autoscaling
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.operator import find_operator
 from ansible_collections.gpushare.k8s.plugins.module_utils.run.targets import list_selected_nodes
 
@@ -39,7 +34,7 @@ def run_gpu_preflight(module):
     config_map, daemonsets = _read_operands(kube, policy, namespace)
     nodes = list_selected_nodes(kube, params["node_selector"], "node_selector")
     pods = kube.list_pods()
-    openshift = _read_openshift_autoscaling(kube) if "autoscaling" in checks else {}
+    openshift = read_openshift_autoscaling(kube) if "autoscaling" in checks else {}
     findings += preflight(
         policy,
         namespace,
@@ -104,16 +99,3 @@ def _read_operands(kube, policy, namespace):
             config_map = kube.get_config_map(namespace=namespace, name=config_map_name)
         daemonsets = kube.list_daemon_sets(namespace=namespace).items
     return config_map, daemonsets
-
-
-def _read_openshift_autoscaling(kube):
-    """OpenShift's MachineSets, Machines, ClusterAutoscalers and MachineAutoscalers, as preflight takes them."""
-    return dict(
-        (key, kube.list_custom_objects(*kind))
-        for key, kind in (
-            ("machinesets", MACHINESET),
-            ("machines", MACHINE),
-            ("cluster_autoscalers", CLUSTER_AUTOSCALER),
-            ("machine_autoscalers", MACHINE_AUTOSCALER),
-        )
-    )

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The autoscaling check per platform, and autoscaled nodes that share their GPUs (the autoscaler counts physical
-GPUs and takes a node advertising only shared or MIG resources for not ready)."""
+"""The autoscaling check per platform, and autoscaled nodes that share their GPUs (the autoscaler counts their replicas
+against its GPU limit but sizes a scale-up from zero on physical GPUs, and takes a node advertising only shared or MIG
+resources for not ready)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -71,19 +72,23 @@ def check_shared_autoscaled(nodes, autoscaled_nodes=(), gpu_labels=AUTOSCALER_GP
                     "(strategy: single)",
                 )
             )
-        if state.replicas > 1:
+        counted = state.allocatable.get(RESOURCE_GPU, 0)
+        if state.replicas > 1 and counted > 0:
+            # cluster-autoscaler's GetNodeGpuTarget counts allocatable nvidia.com/gpu; from zero, the template's
+            # physical GPUs (docs/PLATFORM_FACTS.md, "GPU resource limits count the label's type and nvidia.com/gpu").
             findings.append(
                 finding(
                     WARNING,
                     "autoscaling",
                     "Node/%s" % state.name,
-                    "autoscaled GPU node shares each GPU %d ways (%s): the autoscaler counts physical GPUs, so a new "
-                    "node is taken for %d GPU(s) while pods see %d; its limits and scale-up estimates ignore the "
-                    "replicas (kubernetes/autoscaler #8129, AKS #3427)"
-                    % (state.replicas, state.sharing_strategy, state.count, state.count * state.replicas),
-                    "express autoscaler limits in physical GPUs (a max of N GPUs serves N x %d pods) and size the "
-                    "pool's max by pods / %d, or keep sharing off autoscaled pools" % (state.replicas, state.replicas),
-                    "the autoscaler's limits (in physical GPUs), or gpushare.k8s.gpu_reset on the pool",
+                    "autoscaled GPU node shares each GPU %d ways (%s): the autoscaler counts its %d allocatable %s "
+                    "against the GPU limit of its type, not its %d physical GPU(s); and scaling its pool from zero, "
+                    "it takes a new node for the physical GPUs only, so it adds more nodes than the pods need "
+                    "(AKS #3427)" % (state.replicas, state.sharing_strategy, counted, RESOURCE_GPU, state.count),
+                    "express the type's GPU limit in allocatable %s (%d for each node like this one), or keep "
+                    "sharing off autoscaled pools" % (RESOURCE_GPU, counted),
+                    "gpushare.k8s.gpu_autoscaling (its default limit counts the replicas), or gpushare.k8s.gpu_reset "
+                    "on the pool",
                 )
             )
     return findings

@@ -17,8 +17,9 @@ scaling from zero needs ``machine.openshift.io/GPU`` and zone labels. Scaleway's
 ``k8s.scw.cloud/gpu`` (``k8s.scaleway.com/gpu`` before September 2025), its pool label
 ``k8s.scaleway.com/pool-name``; VKS's fork reads ``vks.vngcloud.vn/accelerator`` (unconfirmed on VKS: the
 ``autoscaler_gpu_label`` option replaces it; sources in docs/PLATFORM_FACTS.md). The
-autoscaler counts physical GPUs (kubernetes/autoscaler #8129, AKS #3427) and treats a node advertising only
-``nvidia.com/gpu.shared`` or ``nvidia.com/mig-*`` as not ready (kubernetes/autoscaler #8095).
+autoscaler counts a node's allocatable ``nvidia.com/gpu`` (time-slicing replicas included) against its GPU limit, sizes
+a scale-up from zero on physical GPUs (AKS #3427), and treats a node advertising only ``nvidia.com/gpu.shared`` or
+``nvidia.com/mig-*`` as not ready (kubernetes/autoscaler #8095).
 
 One module per check family (``common`` holds what they share); ``preflight`` here runs the families asked for.
 The names callers use are importable from this module (the package's ``__init__.py`` stays empty: ansible-test 2.16's

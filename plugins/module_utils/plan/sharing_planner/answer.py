@@ -26,6 +26,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     read_demand,
     running_by_node,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import capacity_answer
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import outcome, pool_demand
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.supply import pool_models, supply_of
@@ -178,10 +179,11 @@ def answer_pool(pool, nodes, waiting, requesters, running_pods, settings, mig_bl
     return PoolAnswer(answer_nodes, entry, unserved, changes)
 
 
-def sharing_plan_answer(observed_nodes, pods, configs, settings):
+def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_sources=None):
     """The whole answer. ``observed_nodes``: NodeGpuState of the selected GPU nodes; ``pods``: every pod that may hold
     or wait for a GPU; ``configs``: the mig-parted configs mig-manager reads; ``settings``: the task's PlanSettings
-    (settings.py), with the cluster facts the runner read."""
+    (settings.py), with the cluster facts the runner read; ``capacity_sources``: with ``settings.capacity``, what the
+    capacity report reads (growth.CapacitySources)."""
     blocked = mig_block(settings)
     running = running_by_node(pods, set(observed.name for observed in observed_nodes))
     supply = supply_of(
@@ -219,6 +221,8 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings):
         for entry in demand.pending_pods
         if entry["pool"] is None
     )
+    if settings.capacity:
+        answer["capacity"] = capacity_answer(capacity_sources, settings.pool_label, demand.waiting)
     answer["apply"] = apply_arguments(changes, settings.allow_moves)
     answer["nodes_to_change"] = sorted(change.node.name for change in changes)
     return answer

@@ -40,11 +40,12 @@ GivenRequest = namedtuple("GivenRequest", "resource profile memory_gib compute_s
 
 # The task's settings: the node label naming pools (None: one pool), the given requests (GivenRequest), whether the
 # pending pods are read, whether running pods may move, how GPUs newly shared are shared, the most replicas per GPU,
-# the solver's seconds for the whole plan; and what the runner read of the cluster: whether its platform offers MIG,
-# its MIG strategy, and the nodes running MIG anywhere in it.
+# the solver's seconds for the whole plan, whether to report what pools may add and the node pools given for it (dicts
+# of args.SHARING_PLAN_NODE_POOL_SPEC); and what the runner read of the cluster: whether its platform offers MIG, its
+# MIG strategy, and the nodes running MIG anywhere in it.
 PlanSettings = namedtuple(
     "PlanSettings",
-    "pool_label requests read_pods allow_moves method max_replicas time_limit "
+    "pool_label requests read_pods allow_moves method max_replicas time_limit capacity node_pools "
     "mig_allowed mig_strategy single_mig_nodes",
 )
 
@@ -70,6 +71,8 @@ def plan_settings(params):
         method=given("sharing_method", DEFAULT_METHOD),
         max_replicas=given("max_replicas", DEFAULT_MAX_REPLICAS),
         time_limit=given("time_limit", DEFAULT_TIME_LIMIT),
+        capacity=bool(given("capacity", False)),
+        node_pools=tuple(params.get("node_pools") or ()),
         mig_allowed=True,
         mig_strategy=None,
         single_mig_nodes=(),
@@ -91,6 +94,7 @@ def _problems(settings):
         )
     if settings.time_limit <= 0:
         problems.append("time_limit is %s; give the seconds the solver may take, above 0" % settings.time_limit)
+    problems.extend(_node_pool_problems(settings))
     for number, request in enumerate(settings.requests, 1):
         kinds = [kind for kind in (request.resource, request.profile) if kind]
         sized = request.memory_gib is not None or request.compute_share is not None
@@ -108,4 +112,24 @@ def _problems(settings):
         share = request.compute_share
         if share is not None and not 0 < share <= 1:
             problems.append("requests[%d]: compute_share is a fraction of one GPU, above 0 and at most 1" % number)
+    return problems
+
+
+def _node_pool_problems(settings):
+    """Why the node pools given cannot be reported on."""
+    problems = []
+    if settings.node_pools and not settings.capacity:
+        problems.append("node_pools are reported on only with capacity: true; set it, or leave node_pools out")
+    seen = set()
+    for number, pool in enumerate(settings.node_pools, 1):
+        name = pool.get("name") or pool.get("pool")
+        if name in seen:
+            problems.append("node_pools[%d]: %s is given twice; give each node pool once" % (number, name))
+        seen.add(name)
+        if (pool.get("size") or 0) < 0 or (pool.get("min_size") or 0) < 0:
+            problems.append("node_pools[%d]: size and min_size are numbers of nodes, 0 or more" % number)
+        if (pool.get("gpus") or 0) < 1:
+            problems.append("node_pools[%d]: gpus is the GPUs one node of the pool has, 1 or more" % number)
+        if pool.get("max_size") is not None and pool["max_size"] < (pool.get("min_size") or 0):
+            problems.append("node_pools[%d]: max_size is below min_size" % number)
     return problems

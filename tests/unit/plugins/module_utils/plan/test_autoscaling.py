@@ -166,14 +166,58 @@ def test_a_limit_list_replaced_whole_carries_the_resource_version():
     assert action == "patch" and patch["metadata"] == {"resourceVersion": ca["metadata"]["resourceVersion"]}
 
 
-def test_time_sliced_pools_are_limited_in_physical_gpus_with_a_note():
+def test_time_sliced_pools_are_limited_in_what_their_nodes_advertise_with_a_note():
+    """cluster-autoscaler's GetNodeGpuTarget (cluster-autoscaler-1.36.1, processors/customresources/gpu_processor.go)
+    counts a node as its allocatable nvidia.com/gpu: 4 for one T4 time-sliced 4 ways, so three machines count 12."""
     machines, nodes = t4_pool("gpu-t4-0")
-    nodes[0]["metadata"]["labels"].update(t4_time_sliced("x", 4)["metadata"]["labels"])
+    sliced = t4_time_sliced("x", 4)
+    nodes[0]["metadata"]["labels"].update(sliced["metadata"]["labels"])
+    nodes[0]["status"] = sliced["status"]
     plan = plan_openshift_autoscaling(
         request(min_replicas=1, max_replicas=3), [aws_machineset()], [cluster_autoscaler(types=())], [], machines, nodes
     )
+    assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"] == [{"type": "tesla-t4", "min": 0, "max": 12}]
+    [note] = [warning for warning in plan.warnings if "shared 4 ways" in warning]
+    assert "allocatable nvidia.com/gpu (4 here)" in note and "its 1 physical GPU(s)" in note and "AKS #3427" in note
+
+
+def test_renamed_or_all_mig_nodes_count_as_the_annotations_physical_gpus():
+    """A node advertising no nvidia.com/gpu counts as its group's template: the GPU annotation (GetNodeGpuTarget)."""
+    machines, nodes = t4_pool("gpu-t4-0")
+    nodes[0]["status"]["allocatable"] = {"nvidia.com/gpu.shared": "4"}
+    nodes[0]["status"]["capacity"] = {"nvidia.com/gpu.shared": "4"}
+    plan = plan_openshift_autoscaling(
+        request(min_replicas=1, max_replicas=3),
+        [aws_machineset(annotations={"machine.openshift.io/GPU": "1"})],
+        [cluster_autoscaler(types=())],
+        [],
+        machines,
+        nodes,
+    )
     assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"] == [{"type": "tesla-t4", "min": 0, "max": 3}]
-    assert any("shared 4 ways" in warning and "#8129" in warning for warning in plan.warnings)
+
+
+def test_a_gpu_annotation_present_is_never_rewritten():
+    """On AWS the MachineSet controller sets machine.openshift.io/GPU from the instance type on every reconcile
+    (openshift/machine-api-provider-aws, pkg/actuators/machineset/controller.go): writing another value would fight
+    it, so a different gpus_per_machine is reported, not written, and the annotation's value is what counts."""
+    ms = aws_machineset(annotations={"machine.openshift.io/GPU": "1"})
+    plan = plan_openshift_autoscaling(
+        request(accelerator="tesla-t4", gpus_per_machine=4, min_replicas=0, max_replicas=2),
+        [ms],
+        [cluster_autoscaler(types=())],
+        [],
+        [],
+        [],
+    )
+    assert plan.after["MachineSet/%s/gpu-t4" % NS] == {
+        "labels.cluster-api/accelerator": "tesla-t4",
+        "labels.topology.kubernetes.io/zone": "us-east-1a",
+    }
+    assert "gpus_per_machine 4 is not written, its machine.openshift.io/GPU annotation already says 1" in " ".join(
+        plan.warnings
+    )
+    assert plan.after["ClusterAutoscaler/default"]["resourceLimits.gpus"][0]["max"] == 2
 
 
 def test_machinesets_without_gpus_are_left_alone_and_a_missing_cluster_autoscaler_is_a_warning():

@@ -49,5 +49,5 @@ def test_another_autoscaler_gpu_label_replaces_the_platforms_own():
     # A node carrying the label given counts as autoscaled.
     sliced = with_labels(t4_time_sliced("t4-0", 4), {"example.com/gpu-type": "t4"})
     [found] = pf.check_autoscaling(pf.VKS, [sliced], [], [], [], gpu_label="example.com/gpu-type")
-    assert "#8129" in found["message"]
+    assert "#3427" in found["message"]
     assert pf.check_autoscaling(None, [sliced], [], [], []) == []

@@ -66,3 +66,31 @@ def test_given_requests_are_read_once_with_every_field():
     settings = plan_settings(dict(requests=[dict(profile="1g.10gb", count=2, pool="a")], pool_label=""))
     assert settings.requests == (GivenRequest(None, "1g.10gb", None, None, 2, "a"),)
     assert settings.pool_label is None
+
+
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        (dict(node_pools=[dict(pool="gpu", size=1, gpus=1)]), "node_pools are reported on only with capacity: true"),
+        (dict(capacity=True, node_pools=[dict(pool="gpu", size=-1, gpus=1)]), r"node_pools\[1\]: size and min_size"),
+        (dict(capacity=True, node_pools=[dict(pool="gpu", size=1, gpus=0)]), r"node_pools\[1\]: gpus is the GPUs"),
+        (
+            dict(capacity=True, node_pools=[dict(pool="gpu", size=1, gpus=1, min_size=3, max_size=2)]),
+            r"node_pools\[1\]: max_size is below min_size",
+        ),
+        (
+            dict(capacity=True, node_pools=[dict(pool="gpu", size=1, gpus=1), dict(pool="gpu", size=2, gpus=1)]),
+            r"node_pools\[2\]: gpu is given twice",
+        ),
+    ],
+)
+def test_bad_node_pools_are_refused_before_anything_is_read(params, problem):
+    with pytest.raises(GpuShareError, match=problem):
+        plan_settings(params)
+
+
+def test_capacity_is_off_by_default_and_node_pools_are_kept_as_given():
+    assert plan_settings({}).capacity is False and plan_settings({}).node_pools == ()
+    given = dict(pool="gpu", size=1, gpus=8, max_size=4)
+    settings = plan_settings(dict(capacity=True, node_pools=[given]))
+    assert settings.capacity is True and settings.node_pools == (given,)
