@@ -222,7 +222,7 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         if entry["pool"] is None
     )
     if settings.capacity:
-        answer["capacity"] = capacity_answer(capacity_sources, settings.pool_label, demand.waiting)
+        answer["capacity"] = capacity_answer(capacity_sources, settings.pool_label, demand.waiting, demand.pending_pods)
     answer["apply"] = apply_arguments(changes, settings.allow_moves)
     answer["nodes_to_change"] = sorted(change.node.name for change in changes)
     return answer

@@ -54,10 +54,10 @@ Grower = namedtuple("Grower", "pool kind name size min_size max_size owner new_n
 CapacitySources = namedtuple(
     "CapacitySources", "machinesets machine_autoscalers cluster_autoscalers machines nodes node_pools"
 )
-# The ClusterAutoscaler's limits every grower shares (None: no limit), and what the cluster counts against them now.
+# The ClusterAutoscaler's limits every grower shares (None: no limit, as without a ClusterAutoscaler), and what the
+# cluster counts against them now.
 # ``gpus``: {type: (max, counted now)} in the autoscaler's unit (plan/autoscaling.autoscaler_gpu_count).
 SharedLimits = namedtuple("SharedLimits", "max_nodes_total nodes gpus cores cores_now memory_gib memory_gib_now")
-NO_LIMITS = SharedLimits(None, 0, {}, None, 0, None, 0)
 
 
 def _meta(obj):
@@ -107,9 +107,7 @@ def shared_limits(cluster_autoscalers, nodes):
     """The ClusterAutoscaler ``default``'s resourceLimits and what ``nodes`` (every node of the cluster) count against
     them: nodes, cores and memory from their capacity, GPUs per type from their GPU label and allocatable."""
     autoscaler = next((ca for ca in cluster_autoscalers if _meta(ca).get("name") == CLUSTER_AUTOSCALER_NAME), None)
-    if autoscaler is None:
-        return NO_LIMITS
-    limits = ((autoscaler.get("spec") or {}).get("resourceLimits")) or {}
+    limits = (((autoscaler or {}).get("spec") or {}).get("resourceLimits")) or {}
     counted = {}
     for node in nodes:
         gpu_type = (_meta(node).get("labels") or {}).get(ACCELERATOR_LABEL)
@@ -321,14 +319,27 @@ def autoscaler_can_scale(grower, resource, ready_states):
     )
 
 
-def capacity_answer(sources, pool_label, waiting, max_new_nodes=None):
+def waiting_without_nodes(pending_pods, planned_pools):
+    """{pool: {resource: count}} the pending pods (the answer's ``pending_pods``) wait for in pools no selected node is
+    in: a MachineSet or node pool at zero, which only a new node can serve."""
+    waiting = {}
+    for pod in pending_pods:
+        pool = pod.get("pool")
+        if pool is not None and pool not in planned_pools:
+            for resource, count in pod["requests"].items():
+                waiting.setdefault(pool, {})[resource] = waiting.get(pool, {}).get(resource, 0) + count
+    return waiting
+
+
+def capacity_answer(sources, pool_label, waiting, pending_pods, max_new_nodes=None):
     """The answer's ``capacity``: per pool (those planned, ``waiting``: {pool: {resource: count}}, and those only a
-    MachineSet or a node pool given names, which no node is in yet) the ways it grows, what each may add and what stops
-    it, and, where an autoscaler owns the size, whether it can scale for each resource waiting there; and the
-    ClusterAutoscaler's limits they share."""
+    MachineSet or a node pool given names, which no node is in yet: what ``pending_pods`` wait for there) the ways it
+    grows, what each may add and what stops it, and, where an autoscaler owns the size, whether it can scale for each
+    resource waiting there; and the ClusterAutoscaler's limits they share."""
     growers = machineset_growers(
         sources.machinesets, sources.machine_autoscalers, sources.machines, sources.nodes, pool_label, None
     ) + node_pool_growers(sources.node_pools, sources.nodes, pool_label)
+    waiting = dict(waiting, **waiting_without_nodes(pending_pods, set(waiting)))
     pools = set(waiting) | set(grower.pool for grower in growers)
     limits = shared_limits(sources.cluster_autoscalers, sources.nodes)
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, sources.nodes))

@@ -96,7 +96,10 @@ def test_shared_limits_count_nodes_cores_memory_and_gpus_in_the_autoscalers_unit
     assert limits.gpus == {"tesla-t4": (4, 5)}
     assert (limits.max_nodes_total, limits.nodes, limits.cores, limits.cores_now) == (10, 3, 200, 96)
     assert limits.memory_gib == 1000 and round(limits.memory_gib_now) == 755  # 3 x 263842112Ki
-    assert growth.shared_limits([], [whole]) == growth.NO_LIMITS
+    # Without a ClusterAutoscaler nothing is limited; the counts stay.
+    alone = growth.shared_limits([], [whole])
+    assert (alone.max_nodes_total, alone.nodes, alone.gpus, alone.cores, alone.cores_now) == (None, 1, {}, None, 32)
+    assert alone.memory_gib is None and round(alone.memory_gib_now) == 252
 
 
 def test_the_tightest_limit_bounds_what_a_grower_may_add_and_is_named():
@@ -112,7 +115,7 @@ def test_the_tightest_limit_bounds_what_a_grower_may_add_and_is_named():
     assert growth.new_nodes_at_most(grower, limits._replace(cores=None), None) == (3, ["maxReplicas", "gpus[tesla-t4]"])
     assert growth.new_nodes_at_most(grower, limits._replace(cores=None), 1) == (1, ["max_new_nodes"])
     free = grower._replace(max_size=None)
-    assert growth.new_nodes_at_most(free, growth.NO_LIMITS, None) == (None, [])
+    assert growth.new_nodes_at_most(free, growth.shared_limits([], []), None) == (None, [])
 
 
 def states(*nodes):
@@ -146,3 +149,32 @@ def test_a_labelled_node_advertising_no_nvidia_com_gpu_is_never_the_template():
     all_mig["status"]["allocatable"].pop("nvidia.com/gpu", None)
     answer, reason = growth.autoscaler_can_scale(grower, "nvidia.com/mig-1g.10gb", states(all_mig))
     assert answer == "no" and "#8095" in reason
+
+
+def test_a_pool_only_a_machineset_at_zero_names_is_reported_with_what_waits_for_it():
+    """No node is in pool "a100" yet: the pods whose nodeSelector names it are its demand, and from zero the
+    autoscaler's template advertises only nvidia.com/gpu (docs/PLATFORM_FACTS.md, "OpenShift: GPUs are only ever
+    nvidia.com/gpu")."""
+    at_zero = machineset("gpu-a100", labels={"cluster-api/accelerator": "nvidia-a100", POOL_LABEL: "a100"})
+    at_zero["metadata"]["annotations"] = {"machine.openshift.io/GPU": "2"}
+    at_zero["spec"]["replicas"] = 0
+    sources = growth.CapacitySources(
+        machinesets=[at_zero],
+        machine_autoscalers=[machine_autoscaler("gpu-a100", minimum=0)],
+        cluster_autoscalers=[],
+        machines=[],
+        nodes=[t4_node("t4-0")],
+        node_pools=(),
+    )
+    pending = [
+        {"pool": "a100", "requests": {"nvidia.com/mig-3g.20gb": 2}},
+        {"pool": "a100", "requests": {"nvidia.com/gpu": 1}},
+        {"pool": "t4", "requests": {"nvidia.com/gpu": 5}},  # a planned pool: its demand is in waiting
+    ]
+    answer = growth.capacity_answer(sources, POOL_LABEL, {"t4": {"nvidia.com/gpu": 1}}, pending)
+    [a100] = answer["pools"]["a100"]
+    assert answer["pools"]["t4"] == []
+    assert (a100["size"], a100["new_nodes_at_most"], a100["limited_by"]) == (0, 4, ["maxReplicas"])
+    assert a100["autoscaler_can_scale"]["nvidia.com/gpu"]["answer"] == "yes"
+    assert a100["autoscaler_can_scale"]["nvidia.com/mig-3g.20gb"]["answer"] == "no"
+    assert answer["limits"]["max_nodes_total"] is None and answer["limits"]["nodes"] == 1
