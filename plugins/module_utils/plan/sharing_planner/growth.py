@@ -246,11 +246,10 @@ def _labels(node):
     return _meta(node).get("labels") or {}
 
 
-def new_nodes_at_most(grower, limits, max_new_nodes):
+def new_nodes_at_most(grower, limits):
     """The most nodes ``grower`` may add on its own and alone among the growers (the shared limits bind them together),
-    and the limits that bind there (names of what stops it; None and [] when nothing bounds it). ``max_new_nodes``:
-    the task's own cap per grower (None: none)."""
-    bounds = [] if max_new_nodes is None else [(max_new_nodes, "max_new_nodes")]
+    and the limits that bind there (names of what stops it; None and [] when nothing bounds it)."""
+    bounds = []
     if grower.max_size is not None:
         bounds.append(
             (max(0, grower.max_size - grower.size), "maxReplicas" if grower.kind == KIND_MACHINESET else "max_size")
@@ -331,7 +330,7 @@ def waiting_without_nodes(pending_pods, planned_pools):
     return waiting
 
 
-def capacity_answer(sources, pool_label, waiting, pending_pods, max_new_nodes=None):
+def capacity_answer(sources, pool_label, waiting, pending_pods):
     """The answer's ``capacity``: per pool (those planned, ``waiting``: {pool: {resource: count}}, and those only a
     MachineSet or a node pool given names, which no node is in yet: what ``pending_pods`` wait for there) the ways it
     grows, what each may add and what stops it, and, where an autoscaler owns the size, whether it can scale for each
@@ -345,18 +344,11 @@ def capacity_answer(sources, pool_label, waiting, pending_pods, max_new_nodes=No
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, sources.nodes))
     answer = dict((pool, []) for pool in sorted(pools))
     for grower in growers:
-        most, limited_by = new_nodes_at_most(grower, limits, max_new_nodes)
+        most, limited_by = new_nodes_at_most(grower, limits)
         entry = dict(
-            kind=grower.kind,
-            name=grower.name,
-            size=grower.size,
-            min_size=grower.min_size,
-            max_size=grower.max_size,
-            owner=grower.owner,
-            new_node=grower.new_node._asdict(),
-            new_nodes_at_most=most,
-            limited_by=limited_by,
+            (field, getattr(grower, field)) for field in ("kind", "name", "size", "min_size", "max_size", "owner")
         )
+        entry.update(new_node=grower.new_node._asdict(), new_nodes_at_most=most, limited_by=limited_by)
         if grower.owner == OWNER_AUTOSCALER:
             ready = [states[name] for name in grower.ready_nodes if name in states]
             entry["autoscaler_can_scale"] = dict(

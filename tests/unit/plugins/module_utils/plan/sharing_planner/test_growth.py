@@ -111,11 +111,10 @@ def test_the_tightest_limit_bounds_what_a_grower_may_add_and_is_named():
     [grower] = growers([t4_machineset(annotations=annotations)], [machine_autoscaler()])
     limits = growth.SharedLimits(24, 20, {"tesla-t4": (4, 1)}, 100, 90, None, 0)
     # maxReplicas 4 - 1 = 3, maxNodesTotal 24 - 20 = 4, gpus[tesla-t4] (4 - 1) // 1 = 3, cores (100 - 90) // 4 = 2.
-    assert growth.new_nodes_at_most(grower, limits, None) == (2, ["cores"])
-    assert growth.new_nodes_at_most(grower, limits._replace(cores=None), None) == (3, ["maxReplicas", "gpus[tesla-t4]"])
-    assert growth.new_nodes_at_most(grower, limits._replace(cores=None), 1) == (1, ["max_new_nodes"])
+    assert growth.new_nodes_at_most(grower, limits) == (2, ["cores"])
+    assert growth.new_nodes_at_most(grower, limits._replace(cores=None)) == (3, ["maxReplicas", "gpus[tesla-t4]"])
     free = grower._replace(max_size=None)
-    assert growth.new_nodes_at_most(free, growth.shared_limits([], []), None) == (None, [])
+    assert growth.new_nodes_at_most(free, growth.shared_limits([], [])) == (None, [])
 
 
 def states(*nodes):
