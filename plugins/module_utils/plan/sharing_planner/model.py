@@ -19,9 +19,13 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import mig_resource_name
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import (
+    mig_resource_name,
+    most_replicas_advertised,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.mig_layouts import gpu_layouts
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import (
+    GpuKind,
     mig_gpu,
     states_supply,
     stops_pods,
@@ -88,6 +92,13 @@ def score_of(nodes, choices, pending):
         moved, changed, free = moved + result.moved, changed + result.changed, free + result.free
     served = sum(min(count, supply.get(resource, 0)) for resource, count in demand.items())
     return Score(served, moved, changed, free)
+
+
+def most_replicas(node, method, max_replicas):
+    """The most replicas per GPU the node may take by ``method``: ``max_replicas``, the kubelet's limit on one device
+    list (nvidia/device_plugin_config.most_replicas_advertised, for the node's GPUs), and MPS's client limit."""
+    top = min(max_replicas, most_replicas_advertised(len(node.current)))
+    return min(top, node.mps_max) if method == GpuKind.MPS else top
 
 
 def sharing_methods(node, method):

@@ -40,16 +40,15 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     MIN_REPLICAS,
     RESOURCE_GPU,
     RESOURCE_GPU_SHARED,
-    most_replicas_advertised,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import (
     UNKNOWN,
     WHOLE,
-    GpuKind,
     shared_gpu,
     stops_pods,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import (
+    most_replicas,
     outcome,
     pods_on,
     pool_supply,
@@ -57,6 +56,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     stops_node_pods,
     useful_mig_layouts,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.new_nodes import add_offer, limit_terms
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.solver import (
     MAXIMIZE,
     MINIMIZE,
@@ -64,7 +64,8 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     Objective,
 )
 
-OBJECTIVES = ("served", "pods_moved", "gpus_changed", "free_slices")
+# new_node_cost is an objective only where nodes may be added (new_nodes.py).
+OBJECTIVES = ("served", "new_node_cost", "pods_moved", "gpus_changed", "free_slices")
 
 
 class OptionKind(object):
@@ -85,13 +86,6 @@ Sharing = namedtuple("Sharing", "method renamed replicas")
 Stopping = namedtuple("Stopping", "variable pods")
 # The GPUs of MIG nodes that take ``state``: how many, in ``variable``.
 GpuOption = namedtuple("GpuOption", "variable state")
-
-
-def most_replicas(node, method, max_replicas):
-    """The most replicas per GPU the node may take by ``method``: ``max_replicas``, the kubelet's limit on one device
-    list (nvidia/device_plugin_config.most_replicas_advertised, for the node's GPUs), and MPS's client limit."""
-    top = min(max_replicas, most_replicas_advertised(len(node.current)))
-    return min(top, node.mps_max) if method == GpuKind.MPS else top
 
 
 def _family_key(node):
@@ -273,10 +267,13 @@ def _gpu_option(ledger, variable, model, state, target):
 
 class PoolProgram(object):
     """The program of one pool (``program``), its groups and MIG families, the pooled MIG options per model name
-    (``pooled``), the plan that changes nothing (``start``) and the objectives."""
+    (``pooled``), the nodes it may add (``offers``, new_nodes.NodeOffer, bound together by ``limits``,
+    new_nodes.NewNodeLimit; ``new_options``: each offer's NewNodeOptions), the plan that changes nothing (``start``)
+    and the objectives."""
 
-    def __init__(self, nodes, demand, allow_moves, method, max_replicas):
+    def __init__(self, nodes, demand, allow_moves, method, max_replicas, offers=(), limits=()):
         self.nodes = nodes
+        self.offers = list(offers)
         ledger = _Ledger(demand)
         self.groups, self.families = [], []
         by_group, by_family = {}, {}
@@ -300,6 +297,12 @@ class PoolProgram(object):
             by_model.setdefault(family.model.name, []).append(family)
         for name, families in sorted(by_model.items()):
             self.pooled[name] = _add_mig(ledger, families, demand)
+        self.new_options = [add_offer(ledger, offer, demand, method, max_replicas) for offer in self.offers]
+        for limit in limits:
+            terms = {}
+            for offer, options in zip(self.offers, self.new_options):
+                terms.update(limit_terms(offer, options, limit.unit))
+            ledger.program.row(terms, upper=limit.headroom)
         kept = pool_supply(nodes, [None] * len(nodes))
         for resource, count in sorted(demand.items()):
             served = ledger.variable("served %s" % resource, count, min(count, kept.get(resource, 0)), derived=True)
@@ -311,4 +314,5 @@ class PoolProgram(object):
 
     def objectives(self):
         senses = dict(served=MAXIMIZE, free_slices=MAXIMIZE)
-        return [Objective(name, senses.get(name, MINIMIZE), self.terms[name]) for name in OBJECTIVES]
+        names = [name for name in OBJECTIVES if self.offers or name != "new_node_cost"]
+        return [Objective(name, senses.get(name, MINIMIZE), self.terms[name]) for name in names]

@@ -21,6 +21,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     pool_supply,
     score_of,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.new_nodes import (
+    fewest_new_replicas,
+    new_nodes_from,
+    new_nodes_supply,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.program import PoolProgram
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.read_back import choices_from
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.settings import (
@@ -30,9 +35,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.solver import solve_lexicographic
 
 # The plan of one pool: per node (in the order given) its choice, or None to keep it as it is; its Score; whether the
-# solver proved it the best; what it serves per resource; and per objective the best any plan could reach (the
-# solver's bound, given the objectives before it; None past a level the time limit stopped).
-PoolPlan = namedtuple("PoolPlan", "choices score exact served bound")
+# solver proved it the best; what it serves per resource; per objective the best any plan could reach (the solver's
+# bound, given the objectives before it; None past a level the time limit stopped); and per offer the nodes it adds
+# (new_nodes.NewNodes, none without offers).
+PoolPlan = namedtuple("PoolPlan", "choices score exact served bound new_nodes")
 
 
 def _fewest_replicas(nodes, choices, demand):
@@ -61,16 +67,34 @@ def plan_pool(
     method=GpuKind.TIME_SLICING,
     max_replicas=DEFAULT_MAX_REPLICAS,
     time_limit=DEFAULT_TIME_LIMIT,
+    offers=(),
+    limits=(),
 ):
     """The best GPU states per node of one pool (``nodes``, ``PoolNode``s) for the requests waiting there (``pending``,
     {resource: count}); pods running on the nodes are demand too. ``method``: how GPUs newly shared are shared
-    (time-slicing or mps). Exact when the solver proves it within ``time_limit`` seconds; else the best plan found."""
+    (time-slicing or mps). ``offers`` (new_nodes.NodeOffer), within ``limits`` (new_nodes.NewNodeLimit): the nodes the
+    pool may add, for what its nodes cannot serve. Exact when the solver proves it within ``time_limit`` seconds; else
+    the best plan found."""
     demand = pool_demand(nodes, pending)
-    program = PoolProgram(nodes, demand, allow_moves, method, max_replicas)
+    program = PoolProgram(nodes, demand, allow_moves, method, max_replicas, offers, limits)
     solution = solve_lexicographic(program.program, program.objectives(), program.start, time_limit)
+    added = new_nodes_from(program.offers, program.new_options, solution.values)
     choices = _fewest_replicas(nodes, choices_from(program, solution.values), demand)
     choices = [None if choice == node.current else choice for node, choice in zip(nodes, choices)]
     supply = pool_supply(nodes, choices)
+    surplus = dict(
+        (r, n - demand.get(r, 0)) for r, n in _added(supply, new_nodes_supply(program.offers, added)).items()
+    )
+    added = fewest_new_replicas(program.offers, added, surplus)
+    supply = _added(supply, new_nodes_supply(program.offers, added))
     served = dict((resource, min(count, supply.get(resource, 0))) for resource, count in demand.items())
     bound = dict((level.name, None if level.bound is None else int(level.bound)) for level in solution.levels)
-    return PoolPlan(choices, score_of(nodes, choices, pending), solution.exact, served, bound)
+    score = score_of(nodes, choices, pending)._replace(served=sum(served.values()))
+    return PoolPlan(choices, score, solution.exact, served, bound, added)
+
+
+def _added(supply, more):
+    total = dict(supply)
+    for resource, count in more.items():
+        total[resource] = total.get(resource, 0) + count
+    return total

@@ -33,6 +33,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     shared_gpu,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import PoolNode
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.new_nodes import NewNodeLimit, NodeOffer
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
@@ -183,6 +184,12 @@ def node_table(node, demand, resources, allow_moves, method=TIME_SLICING):
 def exhaustive(nodes, pending, allow_moves, method=TIME_SLICING):
     """Every option of every node, node by node: for each supply reached (capped at the demand, all that counts for
     what is served) the best moves, changes and free slices of any way to reach it."""
+    table = existing_table(nodes, pending, allow_moves, method)
+    return max((sum(supply),) + value for supply, value in table.items())
+
+
+def existing_table(nodes, pending, allow_moves, method=TIME_SLICING):
+    """``exhaustive``'s table: capped supply (in sorted resource order) -> the best (-moved, -changed, free)."""
     demand = dict(pending)
     for node in nodes:
         for resource, count in node.running.items():
@@ -199,7 +206,64 @@ def exhaustive(nodes, pending, allow_moves, method=TIME_SLICING):
                 if capped not in reached or total > reached[capped]:
                     reached[capped] = total
         table = reached
-    return max((sum(supply),) + value for supply, value in table.items())
+    return table
+
+
+def new_node_states(model, method, top=MAX_REPLICAS):
+    """Every state a new node's GPUs may all take, written here: whole; every valid MIG layout (not only useful ones);
+    ``method`` by 2 up to ``top`` replicas, renamed or not."""
+    states = [WHOLE] + [mig_gpu(layout) for layout in gpu_layouts(model)]
+    states += [shared_gpu(method, r, rename) for r in range(2, top + 1) for rename in (False, True)]
+    return states
+
+
+def counted_gpus(state, gpus):
+    """What the autoscaler counts a new node as (its allocatable nvidia.com/gpu, else its physical GPUs)."""
+    if state.kind in (TIME_SLICING, MPS) and not state.renamed:
+        return gpus * state.replicas
+    return gpus
+
+
+def exhaustive_with_new_nodes(nodes, pending, allow_moves, method, offers, limits):
+    """``exhaustive`` over the existing nodes, then every way the offers add nodes: per offer a state every new node
+    takes and a count up to its most, the limits checked here; scored (served, -cost, -moved, -changed, free)."""
+    demand = dict(pending)  # as existing_table counts it, so that the resources line up
+    for node in nodes:
+        for resource, count in node.running.items():
+            demand[resource] = demand.get(resource, 0) + count
+    resources = sorted(demand)
+    table = existing_table(nodes, pending, allow_moves, method)
+    ways = [
+        [(None, 0)]
+        + [(state, c) for state in new_node_states(offer.node.model, method) for c in range(1, offer.most + 1)]
+        for offer in offers
+    ]
+    best = None
+    for chosen in itertools.product(*ways):
+        used = {"nodes": 0, "cores": 0, "memory": 0}
+        adds = dict((r, 0) for r in resources)
+        cost = free = 0
+        for offer, (state, count) in zip(offers, chosen):
+            if not count:
+                continue
+            gpus = len(offer.node.current)
+            used["nodes"] += count
+            used["cores"] += count * (offer.cores or 0)
+            used["memory"] += count * (offer.memory_gib or 0)
+            key_ = "gpus:%s" % offer.gpu_type
+            used[key_] = used.get(key_, 0) + count * counted_gpus(state, gpus)
+            for resource, n in advertises([state] * gpus).items():
+                if resource in adds:
+                    adds[resource] += n * count
+            cost += offer.cost * count
+            free += slices_free(offer.node.model, state) * gpus * count
+        if any(used.get(limit.unit, 0) > limit.headroom for limit in limits):
+            continue
+        for supply, (moved, changed, kept_free) in table.items():
+            served = sum(min(demand[r], have + adds[r]) for r, have in zip(resources, supply))
+            value = (served, -cost, moved, changed, kept_free + free)
+            best = value if best is None or value > best else best
+    return best
 
 
 def brute_force(nodes, pending, allow_moves):
@@ -413,3 +477,93 @@ def test_when_the_time_limit_stops_the_solver_the_plan_is_valid_and_says_it_is_n
     plan = plan_pool(nodes, pending, allow_moves=True, time_limit=1e-9)
     assert not plan.exact and plan.choices == [None] * 4  # nothing solved in time: the plan that changes nothing
     assert plan.bound == dict(served=None, pods_moved=None, gpus_changed=None, free_slices=None)
+
+
+def new_offer(name, model, gpus, most, cost=1, gpu_type=None):
+    return NodeOffer(name, make_node(name, model, (WHOLE,) * gpus), most, cost, gpu_type, None, None)
+
+
+def planned_value(plan, nodes, pending, offers):
+    """(served, -cost, -moved, -changed, free) of a plan with new nodes, computed here."""
+    demand = total_demand(nodes, pending)
+    supply, moved, changed, free = {}, 0, 0, 0
+    for node, choice in zip(nodes, plan.choices):
+        gives, node_moved, node_changed, node_free = option_value(node, choice)
+        moved, changed, free = moved + node_moved, changed + node_changed, free + node_free
+        for resource, count in gives.items():
+            supply[resource] = supply.get(resource, 0) + count
+    cost = 0
+    for offer, new in zip(offers, plan.new_nodes):
+        if new.count:
+            gpus = len(offer.node.current)
+            for resource, count in advertises([new.state] * gpus).items():
+                supply[resource] = supply.get(resource, 0) + count * new.count
+            cost += offer.cost * new.count
+            free += slices_free(offer.node.model, new.state) * gpus * new.count
+    served = sum(min(count, supply.get(resource, 0)) for resource, count in demand.items())
+    return (served, -cost, -moved, -changed, free)
+
+
+def assert_grown_as_the_reference(nodes, pending, allow_moves, method, offers, limits=()):
+    plan = plan_pool(nodes, pending, allow_moves, method, max_replicas=MAX_REPLICAS, offers=offers, limits=limits)
+    assert plan.exact
+    value = planned_value(plan, nodes, pending, offers)
+    assert value == exhaustive_with_new_nodes(nodes, pending, allow_moves, method, offers, limits)
+    assert [plan.bound[name] for name in ("served", "new_node_cost")] == [value[0], -value[1]]
+    for offer, new in zip(offers, plan.new_nodes):
+        if new.count and new.state.kind == "mig":
+            validate_mig_layout(mig_parted_layout((new.state,) * len(offer.node.current)), offer.node.model, 1, "new")
+    return plan
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("allow_moves", [False, True])
+def test_new_nodes_are_added_as_the_search_over_every_count_and_state_adds_them(seed, allow_moves):
+    """Scarce pools of 4 GPUs that may grow by up to 3 nodes of one or two A100s or H100s, at a random cost, sometimes
+    under a GPU limit counted as the autoscaler counts (issue 40's "scarce pools with a cap"): as many requests served
+    as any plan serves, then the cheapest new nodes, then as before."""
+    rng = random.Random("grow-%d" % seed)
+    nodes, pending = random_pool(rng, 4, rng.choice([1, 2]), scarce=True)
+    offers = [
+        new_offer("grow", rng.choice([A100, H100]), rng.choice([1, 2]), rng.randint(1, 3), rng.randint(1, 4), "t")
+    ]
+    limits = [NewNodeLimit("gpus[t]", rng.randint(1, 8), "gpus:t")] if rng.random() < 0.5 else []
+    assert_grown_as_the_reference(nodes, pending, allow_moves, rng.choice([TIME_SLICING, MPS]), offers, limits)
+
+
+def test_re_partitioning_is_chosen_over_a_new_node_that_serves_the_same():
+    nodes = [make_node("a100-0", A100, (WHOLE,))]
+    pending = {mig_resource_name("1g.10gb"): 7}
+    plan = assert_grown_as_the_reference(nodes, pending, False, TIME_SLICING, [new_offer("more", A100, 1, 3)])
+    assert plan.new_nodes[0].count == 0 and plan.choices[0] is not None
+
+
+def test_of_two_ways_to_grow_the_cheaper_is_taken_first_then_the_other_up_to_a_shared_cap():
+    """Two growers of different cost, and a cap on the nodes both may add (a ClusterAutoscaler's maxNodesTotal). The
+    A30 running a pod cannot take MIG without moves, so only new A30s (4 x 1g.6gb each) serve the six waiting."""
+    nodes = [make_node("a30-0", A30, (WHOLE,), running={RESOURCE_GPU: 1})]
+    pending = {mig_resource_name("1g.6gb"): 6}
+    offers = [new_offer("dear", A30, 1, 2, cost=3), new_offer("cheap", A30, 1, 1, cost=1)]
+    plan = assert_grown_as_the_reference(nodes, pending, False, TIME_SLICING, offers, [NewNodeLimit("n", 2, "nodes")])
+    assert [new.count for new in plan.new_nodes] == [1, 1] and plan.score.served == 7
+    # The cap reached half way: the cheap node alone, four of the six served.
+    plan = assert_grown_as_the_reference(nodes, pending, False, TIME_SLICING, offers, [NewNodeLimit("n", 1, "nodes")])
+    assert [new.count for new in plan.new_nodes] == [0, 1] and plan.score.served == 5
+
+
+def test_a_gpu_limit_counts_time_sliced_replicas_as_the_autoscaler_does():
+    """cluster-autoscaler counts a node as its allocatable nvidia.com/gpu (GetNodeGpuTarget): a limit of 4 lets one
+    new A30 time-sliced by 4, or four whole ones, but not two time-sliced by 4."""
+    nodes = []
+    pending = {RESOURCE_GPU: 8}
+    offers = [new_offer("a30", A30, 1, 3, gpu_type="a30")]
+    limits = [NewNodeLimit("gpus[a30]", 4, "gpus:a30")]
+    plan = assert_grown_as_the_reference(nodes, pending, False, TIME_SLICING, offers, limits)
+    assert plan.score.served == 4
+
+
+def test_demand_no_new_node_can_hold_adds_none():
+    nodes = [make_node("h100-0", H100, (WHOLE,), running={RESOURCE_GPU: 1})]
+    pending = {mig_resource_name("1g.6gb"): 2}  # an A30 profile: no H100 has it
+    plan = assert_grown_as_the_reference(nodes, pending, False, TIME_SLICING, [new_offer("h100", H100, 1, 2)])
+    assert plan.new_nodes[0].count == 0 and plan.score.served == 1
