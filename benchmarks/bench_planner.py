@@ -13,8 +13,11 @@ For each scenario: what the plan serves, moves and changes, whether the solver p
 CPU seconds (HiGHS on one thread) and the process's peak memory; beside it, what the planner before issue 28 (a DP
 up to 6 million steps, a greedy above) gave, loaded from git at ``--baseline`` (the greedy is no longer in the tree).
 
-Writes ``planner.json`` and ``planner.md``; with ``--doc`` the table also replaces the one in docs/BENCHMARKS.md
-(between the planner-bench markers). A measuring script, not a test: it asserts nothing.
+Then the same fleets may grow (issue 40): each pool may add up to half as many nodes again, of 8 whole GPUs of its
+model, a node costing its 8 GPUs; what the plan serves and adds, proven or not, CPU seconds, peak memory.
+
+Writes ``planner.json`` and ``planner.md``; with ``--doc`` the tables also replace those in docs/BENCHMARKS.md
+(between the planner-bench and planner-growth-bench markers). A measuring script, not a test: it asserts nothing.
 """
 
 import argparse
@@ -44,6 +47,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     states_supply,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import PoolNode  # noqa: E402
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.new_nodes import (  # noqa: E402
+    NewNodeLimit,
+    NodeOffer,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool  # noqa: E402
 
 MODELS = dict((model.name, model) for model in MIG_GPU_MODELS)
@@ -51,6 +58,9 @@ POOLS = (("a100", "A100 80GB"), ("h100", "H100 80GB HBM3"), ("h200", "H200 141GB
 GPUS_PER_NODE = 8
 DOC = "docs/BENCHMARKS.md"  # as benchmarks/readme_table.py's DOC
 MARKERS = ("<!-- planner-bench:start -->", "<!-- planner-bench:end -->")
+GROWTH_MARKERS = ("<!-- planner-growth-bench:start -->", "<!-- planner-growth-bench:end -->")
+# Each pool may grow by up to this share of its nodes.
+GROWTH = 0.5
 # The demand's mix in percent: 1g, 2g, 3g, 4g, 7g instances of the pool's model, and whole GPUs (nvidia.com/gpu).
 MIX = (35, 20, 20, 10, 5, 10)
 LOADS = (0.5, 1, 2, 5)
@@ -173,6 +183,67 @@ def run_planner(planner, pools, pending, allow_moves, **options):
     return totals
 
 
+def growth_offers(pools):
+    """{pool: [NodeOffer]}: per pool, nodes of 8 whole GPUs of its model, up to GROWTH of its size, costing 8 each."""
+    offers = {}
+    for name, nodes in pools.items():
+        node = nodes[0]._replace(
+            name="new-" + name, current=(WHOLE,) * GPUS_PER_NODE, supply={}, running={}, mps_max=48
+        )
+        offers[name] = [NodeOffer("new-" + name, node, int(len(nodes) * GROWTH), GPUS_PER_NODE, None, None, None)]
+    return offers
+
+
+def run_growth(pools, pending, allow_moves, time_limit):
+    """The fleet planned pool by pool with its offer; totals of what is served and added, proof, CPU seconds."""
+    offers = growth_offers(pools)
+    totals = dict(served=0, demand=0, added=0, seconds=0.0, exact=True)
+    for name, nodes in sorted(pools.items()):
+        started = time.process_time()
+        plan = plan_pool(
+            nodes,
+            pending[name],
+            allow_moves,
+            time_limit=time_limit,
+            offers=offers[name],
+            limits=[NewNodeLimit("max_new_nodes", len(nodes), "nodes")],
+        )
+        totals["seconds"] += time.process_time() - started
+        totals["served"] += plan.score.served
+        totals["added"] += sum(new.count for new in plan.new_nodes)
+        totals["demand"] += sum(sum(n.running.values()) for n in nodes) + sum(pending[name].values())
+        totals["exact"] = totals["exact"] and plan.exact
+    return totals
+
+
+def growth_table(rows, nodes_count, peak_mib):
+    lines = [
+        "The same fleets, each pool free to add up to %d%% more nodes of 8 whole GPUs of its model (a node costing its"
+        " 8 GPUs); %s, Python %s, one core of %s"
+        % (GROWTH * 100, time.strftime("%Y-%m-%d"), platform.python_version(), platform.machine()),
+        "",
+        "| demand | moves | requests | served | nodes added (of %d at most) | proven | CPU s |"
+        % (nodes_count * GROWTH),
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        grown = row["grown"]
+        lines.append(
+            "| %sx | %s | %d | %d | %d | %s | %.2f |"
+            % (
+                row["load"],
+                "yes" if row["allow_moves"] else "no",
+                grown["demand"],
+                grown["served"],
+                grown["added"],
+                "yes" if grown["exact"] else "no",
+                grown["seconds"],
+            )
+        )
+    lines += ["", "Peak memory of the process after these runs: %d MiB." % peak_mib]
+    return "\n".join(lines) + "\n"
+
+
 def scenarios():
     for load in LOADS:
         for allow_moves in (False, True):
@@ -219,11 +290,11 @@ def table(rows, nodes_count, peak_mib):
     return "\n".join(lines) + "\n"
 
 
-def replace_in_doc(text):
+def replace_in_doc(text, markers=MARKERS):
     path = os.path.join(REPO, DOC)
     with open(path) as handle:
         doc = handle.read()
-    start, end = doc.index(MARKERS[0]) + len(MARKERS[0]), doc.index(MARKERS[1])
+    start, end = doc.index(markers[0]) + len(markers[0]), doc.index(markers[1])
     with open(path, "w") as handle:
         handle.write(doc[:start] + "\n" + text + doc[end:])
 
@@ -255,15 +326,21 @@ def main():
             row["old"] = run_planner(
                 baseline.plan_pool, as_baseline_nodes(baseline, pools), pending, row["allow_moves"]
             )
+    for row in rows:
+        pools, pending = build_fleet(args.nodes, row["load"], args.seed)
+        row["grown"] = run_growth(pools, pending, row["allow_moves"], args.time_limit)
+        print("%sx moves=%s grown: %s" % (row["load"], row["allow_moves"], row["grown"]), file=sys.stderr)
+    growth_text = growth_table(rows, args.nodes, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
     text = table(rows, args.nodes, peak_mib)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "planner.json"), "w") as handle:
         json.dump(dict(rows=rows, peak_mib=peak_mib, nodes=args.nodes, seed=args.seed), handle, indent=2)
     with open(os.path.join(args.out, "planner.md"), "w") as handle:
-        handle.write(text)
+        handle.write(text + "\n" + growth_text)
     if args.doc:
         replace_in_doc(text)
-    print(text)
+        replace_in_doc(growth_text, GROWTH_MARKERS)
+    print(text + "\n" + growth_text)
 
 
 if __name__ == "__main__":

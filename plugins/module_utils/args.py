@@ -212,6 +212,8 @@ SHARING_PLAN_ARG_SPEC = dict(
     time_limit=dict(type="float", default=10.0),
     capacity=dict(type="bool", default=False),
     node_pools=dict(type="list", elements="dict", options=SHARING_PLAN_NODE_POOL_SPEC),
+    max_new_nodes=dict(type="int", default=0),
+    node_costs=dict(type="dict"),
 )
 
 # The gpu_demand event source's own options (extensions/eda, docs/EDA.md); it takes AUTH_ARG_SPEC's beside them.

@@ -20,9 +20,9 @@ description:
   - The states a node may take are whole GPUs, time-slicing or MPS with some replicas per GPU, or MIG with a layout
     per GPU (GPUs with MIG, on platforms that offer it). Every MIG layout is one the collection's NVIDIA-exact
     validation accepts for the GPU model (most instances, one media extension, compute slices, placement).
-  - The objective, in this order. Serve the most requests. Move the fewest running pods (a MIG change or an MPS
-    change stops the node's GPU pods; a change of time-slicing replicas does not). Change the fewest GPUs. Leave the
-    most MIG compute slices free.
+  - The objective, in this order. Serve the most requests. With I(max_new_nodes), add the nodes that cost least.
+    Move the fewest running pods (a MIG change or an MPS change stops the node's GPU pods; a change of time-slicing
+    replicas does not). Change the fewest GPUs. Leave the most MIG compute slices free.
   - The search is a mixed-integer program solved by HiGHS (through C(highspy)), one objective after the other.
     Identical nodes are counted together, so the program grows with the kinds of nodes, not their number. The answer
     is exact (C(pools.<pool>.exact)) only when HiGHS proves it optimal, with no gap, for every objective. When
@@ -133,8 +133,8 @@ options:
     default: time-slicing
   capacity:
     description:
-      - Also report what each pool may add (C(capacity)), for demand the nodes it has cannot serve. The plan itself
-        still changes only the nodes that exist.
+      - Also report what each pool may add (C(capacity)), for demand the nodes it has cannot serve. The plan adds
+        nodes only with I(max_new_nodes).
       - On OpenShift, a pool grows through its GPU MachineSets (the ones whose C(spec.template.spec.metadata.labels)
         give I(pool_label) the pool's value; every GPU MachineSet without I(pool_label)), within their
         MachineAutoscaler's C(maxReplicas) and the ClusterAutoscaler C(default)'s C(resourceLimits), its GPU limits
@@ -147,6 +147,28 @@ options:
         their CRDs are not installed).
     type: bool
     default: false
+  max_new_nodes:
+    description:
+      - The most nodes the plan may add, over all pools, where the nodes that exist cannot serve the demand
+        (re-partitioning always comes first). Needs I(capacity=true).
+      - Nodes are added only where no autoscaler sets the size (a MachineSet without a MachineAutoscaler, a node pool
+        given without C(autoscaling)), within each way to grow's own maximum and the ClusterAutoscaler's limits. A GPU
+        limit counts new nodes as the autoscaler counts them, and also what the plan's changes to existing nodes of
+        that type add (MIG at most their GPUs or what they count now).
+      - The new nodes of one MachineSet or node pool all take one state, every GPU alike, since its template labels
+        name one configuration (C(capacity.pools.<pool>[].planned)).
+      - Pools are planned one by one. When their new nodes together would exceed a shared limit, they are planned
+        again one after the other, each within what the ones before left, and C(exact) is false (C(findings) says
+        so).
+      - C(0) adds none.
+    type: int
+    default: 0
+  node_costs:
+    description:
+      - The cost of one new node, per MachineSet (C(<namespace>/<name>)) or node pool (its I(node_pools) name). The
+        plan adds the nodes that cost least, after serving the most.
+      - By default a node costs its GPUs, every GPU costing the same.
+    type: dict
   node_pools:
     description:
       - Node pools that are not Kubernetes objects (Scaleway Kapsule pools, VNG Cloud VKS node groups), for the
@@ -275,6 +297,8 @@ pools:
       them. It is HiGHS's dual bound, and equal to the plan's own figure when C(exact). C(served) is the most any plan
       serves. C(pods_moved) is the fewest pods any plan serving as much moves. C(gpus_changed) and C(free_slices)
       continue the same way. It is null past the objective where I(time_limit) stopped the solver.
+    - Where the pool may add nodes (I(max_new_nodes)), C(new_nodes) and C(new_node_cost) say how many it adds and what
+      they cost, C(served) counts what they serve, and C(bound) has C(new_node_cost) too.
   returned: always
   type: dict
   sample:
@@ -346,6 +370,8 @@ capacity:
       also has C(owner) (C(autoscaler) when a MachineAutoscaler or the platform's autoscaler sets the size, else
       C(plan)), C(new_node) (C(product), C(gpus), C(gpu_type), C(cores), C(memory_gib), C(source)), and
       C(new_nodes_at_most) (null when nothing bounds it) with C(limited_by), what stops it there.
+    - With I(max_new_nodes), C(planned) gives what the plan adds through it. It has C(new_nodes), the C(mode) they
+      boot into, and its C(layout) or C(replicas).
     - Where C(owner) is C(autoscaler), C(autoscaler_can_scale) gives per resource waiting in the pool an C(answer)
       (C(yes), C(no), C(maybe), or C(unknown) for a node pool with no ready node, whose template is the platform's)
       and its C(reason).

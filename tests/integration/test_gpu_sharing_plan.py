@@ -10,9 +10,11 @@ nothing can hold the MIG pods, since every GPU runs a trainer; with moves the be
 import json
 
 import pytest
-from integration_helpers import run_playbook, wait_for_object
+from integration_helpers import CLUSTER_AUTOSCALERS, MACHINE_AUTOSCALERS, run_playbook, wait_for_object
 from kubernetes import client
 from workloads import TOLERATE_GPU
+
+from testbed import seed
 
 pytestmark = pytest.mark.profiles("scaleway")
 
@@ -259,3 +261,61 @@ def test_capacity_reports_a_kapsule_pool_given_as_input(run_module):
     # Its autoscaler copies one of the pool's ready nodes, whole H100s advertising no MIG instance.
     can = pool["autoscaler_can_scale"]["nvidia.com/mig-1g.10gb"]
     assert can["answer"] == "no" and "none of which advertises nvidia.com/mig-1g.10gb" in can["reason"]
+
+
+@pytest.mark.profiles("openshift")
+def test_the_plan_adds_a_t4_machine_time_sliced_within_the_autoscalers_gpu_limit(run_module, kube):
+    """Without its MachineAutoscaler the T4 MachineSet's size is the plan's. Six requests of nvidia.com/gpu, at most 2
+    replicas a GPU: the two T4s time-sliced serve four, and the ClusterAutoscaler's tesla-t4 limit, raised to 8,
+    leaves room for one more T4 time-sliced (the limit counts 2 for each T4 by 2: GetNodeGpuTarget)."""
+    kube.delete_custom(MACHINE_AUTOSCALERS, seed.OPENSHIFT_T4_MACHINESET, seed.MACHINE_API_NAMESPACE)
+    kube.patch_custom(
+        CLUSTER_AUTOSCALERS,
+        "default",
+        {"spec": {"resourceLimits": {"gpus": [{"type": "tesla-t4", "min": 0, "max": 8}]}}},
+    )
+    args = {
+        "capacity": True,
+        "max_new_nodes": 3,
+        "max_replicas": 2,
+        "node_selector": "cluster-api/accelerator=tesla-t4",
+        "requests": [{"resource": "nvidia.com/gpu", "count": 6}],
+    }
+    plan = run_module("gpu_sharing_plan", args)
+    assert not plan.get("failed"), plan.get("msg")
+    pool = plan["pools"][""]
+    assert (pool["served"], pool["new_nodes"], pool["new_node_cost"], pool["exact"]) == (6, 1, 1, True)
+    assert plan["unserved"] == [] and plan["findings"] == []
+    [t4] = plan["capacity"]["pools"][""]
+    assert t4["owner"] == "plan" and t4["planned"] == dict(new_nodes=1, mode="time-slicing", layout=None, replicas=2)
+    # At the seeded limit of 4 the two T4s time-sliced by 2 already count 4: nothing more may be added.
+    kube.patch_custom(
+        CLUSTER_AUTOSCALERS,
+        "default",
+        {"spec": {"resourceLimits": {"gpus": [{"type": "tesla-t4", "min": 0, "max": 4}]}}},
+    )
+    plan = run_module("gpu_sharing_plan", args)
+    assert plan["pools"][""]["new_nodes"] == 0 and plan["pools"][""]["served"] == 4
+
+
+@pytest.mark.profiles("scaleway")
+def test_the_plan_adds_kapsule_nodes_in_the_mig_layout_their_pods_need_within_the_pools_max_size(run_module):
+    """Five pods' worth of 7g.80gb on three H100s (one GPU each, none running a pod): the three are partitioned and
+    the pool, given at size 3 with a max of 4, adds one node in the same layout; the fifth stays unserved."""
+    given = {"pool": POOL, "size": 3, "max_size": 4, "gpus": 1, "product": "NVIDIA-H100-PCIe"}
+    args = {
+        "pool_label": POOL_LABEL,
+        "capacity": True,
+        "max_new_nodes": 5,
+        "node_pools": [given],
+        "requests": [{"profile": "7g.80gb", "count": 5}],
+    }
+    plan = run_module("gpu_sharing_plan", args)
+    assert not plan.get("failed"), plan.get("msg")
+    pool = plan["pools"][POOL]
+    assert (pool["served"], pool["new_nodes"], pool["exact"]) == (4, 1, True)
+    assert [(u["resource"], u["count"]) for u in plan["unserved"]] == [("nvidia.com/mig-7g.80gb", 1)]
+    [grower] = plan["capacity"]["pools"][POOL]
+    layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]
+    assert grower["planned"] == dict(new_nodes=1, mode="mig", layout=layout, replicas=None)
+    assert (grower["new_nodes_at_most"], grower["limited_by"]) == (1, ["max_size"])

@@ -22,11 +22,22 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     apply_arguments,
     node_mode,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.capacity import (
+    exceeded,
+    left_after,
+    new_node_limits,
+    node_offers,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import (
     read_demand,
     running_by_node,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import capacity_answer
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import (
+    autoscaler_gpu_type,
+    capacity_answer,
+    every_grower,
+    shared_limits,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import outcome, pool_demand
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.supply import pool_models, supply_of
@@ -35,9 +46,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
 Serving = namedtuple("Serving", "served taken")
 # Why no MIG change may be planned (for the unserved), and the finding that says so; both None when MIG may be planned.
 MigBlock = namedtuple("MigBlock", "reason finding")
-# One pool's part of the answer: its nodes' entries ({name: entry}), the pool's entry, its unserved entries and its
-# changes ([Change]).
-PoolAnswer = namedtuple("PoolAnswer", "nodes entry unserved changes")
+# One pool's part of the answer: its nodes' entries ({name: entry}), the pool's entry, its unserved entries, its
+# changes ([Change]), per offer the nodes it adds (new_nodes.NewNodes), and per shared limit what it counts against it.
+PoolAnswer = namedtuple("PoolAnswer", "nodes entry unserved changes added limit_use")
+# What the pools of one plan may add: per pool its offers ({pool: [new_nodes.NodeOffer]}) and the limits they share
+# ([new_nodes.NewNodeLimit]).
+Growth = namedtuple("Growth", "offers limits")
+NO_GROWTH = Growth({}, [])
 
 
 def assign_serving(nodes, choices, requesters, running_pods):
@@ -130,14 +145,10 @@ def mig_block(settings):
     )
 
 
-def answer_pool(pool, nodes, waiting, requesters, running_pods, settings, mig_blocked, time_limit):
-    """One pool's plan, as the answer gives it: a PoolAnswer."""
-    plan = plan_pool(nodes, waiting, settings.allow_moves, settings.method, settings.max_replicas, time_limit)
-    demand = pool_demand(nodes, waiting)
+def _node_entries(pool, nodes, choices, requesters, running_pods):
+    """The answer's entry of each node of a pool ({name: entry}) and the changes the plan makes ([Change])."""
     answer_nodes, changes = {}, []
-    for node, choice, serving in zip(
-        nodes, plan.choices, assign_serving(nodes, plan.choices, requesters, running_pods)
-    ):
+    for node, choice, serving in zip(nodes, choices, assign_serving(nodes, choices, requesters, running_pods)):
         result = outcome(node, choice)
         mode = node_mode(node.current if choice is None else choice)
         answer_nodes[node.name] = dict(
@@ -155,6 +166,28 @@ def answer_pool(pool, nodes, waiting, requesters, running_pods, settings, mig_bl
         )
         if choice is not None:
             changes.append(Change(node, choice, node.running))
+    return answer_nodes, changes
+
+
+def answer_pool(pool, nodes, wanted, settings, mig_blocked, time_limit, growth, gpu_types):
+    """One pool's plan, as the answer gives it: a PoolAnswer. ``wanted``: the pool's waiting demand, its requesters and
+    the pods running on any node; ``growth``: the nodes it may add (Growth); ``gpu_types``: {node name: its autoscaler
+    GPU type}."""
+    waiting, requesters, running_pods = wanted
+    offers = growth.offers.get(pool, [])
+    plan = plan_pool(
+        nodes,
+        waiting,
+        settings.allow_moves,
+        settings.method,
+        settings.max_replicas,
+        time_limit,
+        offers,
+        growth.limits,
+        gpu_types,
+    )
+    demand = pool_demand(nodes, waiting)
+    answer_nodes, changes = _node_entries(pool, nodes, plan.choices, requesters, running_pods)
     unserved = [
         dict(
             pool=pool,
@@ -176,7 +209,79 @@ def answer_pool(pool, nodes, waiting, requesters, running_pods, settings, mig_bl
         exact=plan.exact,
         bound=dict((name, None if value is None else int(value)) for name, value in plan.bound.items()),
     )
-    return PoolAnswer(answer_nodes, entry, unserved, changes)
+    if offers:
+        entry.update(
+            new_nodes=sum(new.count for new in plan.new_nodes),
+            new_node_cost=sum(offer.cost * new.count for offer, new in zip(offers, plan.new_nodes)),
+        )
+    return PoolAnswer(answer_nodes, entry, unserved, changes, plan.new_nodes, plan.limit_use)
+
+
+def planned_new_nodes(growth, parts):
+    """{grower name: the capacity report's ``planned`` entry} of the nodes the plan adds."""
+    planned = {}
+    for pool, part in parts.items():
+        for offer, new in zip(growth.offers.get(pool, []), part.added):
+            mode = node_mode((new.state,) * len(offer.node.current)) if new.count else None
+            planned[offer.name] = dict(
+                new_nodes=new.count,
+                mode=mode.mode if mode else None,
+                layout=mode.layout if mode else None,
+                replicas=mode.replicas if mode else None,
+            )
+    return planned
+
+
+def _growth(settings, sources, mig_allowed):
+    """(growers, SharedLimits, Growth) of the capacity report and of the nodes the plan may add."""
+    if not settings.capacity:
+        return [], None, NO_GROWTH
+    growers = every_grower(sources, settings.pool_label)
+    limits = shared_limits(sources.cluster_autoscalers, sources.nodes)
+    if not settings.max_new_nodes:
+        return growers, limits, NO_GROWTH
+    offers = node_offers(growers, limits, sources.nodes, mig_allowed, settings.max_new_nodes, settings.node_costs)
+    return growers, limits, Growth(offers, new_node_limits(limits, settings.max_new_nodes))
+
+
+def _plan_every_pool(pools, demand, running, settings, blocked, growth, gpu_types):
+    """Each pool's PoolAnswer ({pool: part}) and a finding when the pools' new nodes together exceed a shared limit:
+    they are then planned again one after the other, each within what the ones before left, and not proven
+    (capacity.py says why the first pass is the joint best otherwise)."""
+    # The time limit is the whole plan's: each pool may take an equal share of what the pools before it left.
+    deadline = time.monotonic() + settings.time_limit
+
+    def plan_pools(sequential):
+        parts, shared = {}, growth.limits
+        for number, (pool, nodes) in enumerate(pools):
+            share = max(0.0, deadline - time.monotonic()) / (len(pools) - number)
+            offers = growth.offers.get(pool, [])
+            parts[pool] = answer_pool(
+                pool,
+                nodes,
+                (demand.waiting[pool], demand.requesters[pool], running.pods),
+                settings,
+                blocked.reason,
+                share,
+                Growth({pool: offers}, shared),
+                gpu_types,
+            )
+            if sequential:
+                shared = left_after(shared, parts[pool].limit_use)
+        return parts
+
+    parts = plan_pools(False)
+    over = exceeded(growth.limits, [part.limit_use for part in parts.values()])
+    if not over:
+        return parts, None
+    parts = plan_pools(True)
+    for pool in growth.offers:
+        if pool in parts:
+            parts[pool].entry["exact"] = False
+    return parts, (
+        "the pools' new nodes together would exceed %s: the pools were planned one after the other, each within what "
+        "the ones before left, so the plan is not proven the best" % ", ".join(over)
+    )
 
 
 def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_sources=None):
@@ -186,9 +291,8 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
     capacity report reads (growth.CapacitySources)."""
     blocked = mig_block(settings)
     running = running_by_node(pods, set(observed.name for observed in observed_nodes))
-    supply = supply_of(
-        observed_nodes, configs, running.held, settings.pool_label, settings.mig_allowed and not blocked.reason
-    )
+    mig_allowed = settings.mig_allowed and not blocked.reason
+    supply = supply_of(observed_nodes, configs, running.held, settings.pool_label, mig_allowed)
     demand = read_demand(pods, supply, settings)
     answer = dict(
         nodes={},
@@ -197,21 +301,15 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         unserved=demand.unservable,
         findings=[blocked.finding] if blocked.finding else [],
     )
+    growers, limits, growth = _growth(settings, capacity_sources, mig_allowed)
+    gpu_types = dict((observed.name, autoscaler_gpu_type(observed.labels)) for observed in observed_nodes)
+    parts, finding = _plan_every_pool(
+        sorted(supply.pools.items()), demand, running, settings, blocked, growth, gpu_types
+    )
+    answer["findings"].extend([finding] if finding else [])
     changes = []
-    # The time limit is the whole plan's: each pool may take an equal share of what the pools before it left.
-    deadline = time.monotonic() + settings.time_limit
-    for number, (pool, nodes) in enumerate(sorted(supply.pools.items())):
-        share = max(0.0, deadline - time.monotonic()) / (len(supply.pools) - number)
-        part = answer_pool(
-            pool,
-            nodes,
-            demand.waiting[pool],
-            demand.requesters[pool],
-            running.pods,
-            settings,
-            blocked.reason,
-            share,
-        )
+    for pool in sorted(parts):
+        part = parts[pool]
         answer["nodes"].update(part.nodes)
         answer["pools"][pool] = part.entry
         answer["unserved"].extend(part.unserved)
@@ -222,7 +320,9 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         if entry["pool"] is None
     )
     if settings.capacity:
-        answer["capacity"] = capacity_answer(capacity_sources, settings.pool_label, demand.waiting, demand.pending_pods)
+        answer["capacity"] = capacity_answer(
+            capacity_sources, growers, limits, demand.waiting, demand.pending_pods, planned_new_nodes(growth, parts)
+        )
     answer["apply"] = apply_arguments(changes, settings.allow_moves)
     answer["nodes_to_change"] = sorted(change.node.name for change in changes)
     return answer

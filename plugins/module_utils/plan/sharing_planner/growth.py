@@ -216,9 +216,7 @@ def node_pool_growers(node_pools, nodes, pool_label):
             ),
             key=lambda node: _meta(node).get("name"),
         )
-        gpu_type = next(
-            (_labels(node)[label] for node in ready for label in AUTOSCALER_GPU_LABELS if label in _labels(node)), None
-        )
+        gpu_type = next((autoscaler_gpu_type(_labels(node)) for node in ready), None)
         growers.append(
             Grower(
                 pool=given["pool"],
@@ -244,6 +242,11 @@ def node_pool_growers(node_pools, nodes, pool_label):
 
 def _labels(node):
     return _meta(node).get("labels") or {}
+
+
+def autoscaler_gpu_type(labels):
+    """The GPU type a node's labels give the autoscaler (the value of its platform's GPU label), or None."""
+    return next((labels[label] for label in AUTOSCALER_GPU_LABELS if label in labels), None)
 
 
 def new_nodes_at_most(grower, limits):
@@ -330,17 +333,21 @@ def waiting_without_nodes(pending_pods, planned_pools):
     return waiting
 
 
-def capacity_answer(sources, pool_label, waiting, pending_pods):
-    """The answer's ``capacity``: per pool (those planned, ``waiting``: {pool: {resource: count}}, and those only a
-    MachineSet or a node pool given names, which no node is in yet: what ``pending_pods`` wait for there) the ways it
-    grows, what each may add and what stops it, and, where an autoscaler owns the size, whether it can scale for each
-    resource waiting there; and the ClusterAutoscaler's limits they share."""
-    growers = machineset_growers(
+def every_grower(sources, pool_label):
+    """The Growers of every pool: MachineSets, then the node pools given."""
+    return machineset_growers(
         sources.machinesets, sources.machine_autoscalers, sources.machines, sources.nodes, pool_label, None
     ) + node_pool_growers(sources.node_pools, sources.nodes, pool_label)
+
+
+def capacity_answer(sources, growers, limits, waiting, pending_pods, planned):
+    """The answer's ``capacity``: per pool (those planned, ``waiting``: {pool: {resource: count}}, and those only a
+    MachineSet or a node pool given names, which no node is in yet: what ``pending_pods`` wait for there) the ways it
+    grows (``growers``), what each may add and what stops it (``limits``: SharedLimits), the nodes the plan adds
+    (``planned``: {grower name: its entry}), and, where an autoscaler owns the size, whether it can scale for each
+    resource waiting there; and the ClusterAutoscaler's limits they share."""
     waiting = dict(waiting, **waiting_without_nodes(pending_pods, set(waiting)))
     pools = set(waiting) | set(grower.pool for grower in growers)
-    limits = shared_limits(sources.cluster_autoscalers, sources.nodes)
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, sources.nodes))
     answer = dict((pool, []) for pool in sorted(pools))
     for grower in growers:
@@ -349,6 +356,8 @@ def capacity_answer(sources, pool_label, waiting, pending_pods):
             (field, getattr(grower, field)) for field in ("kind", "name", "size", "min_size", "max_size", "owner")
         )
         entry.update(new_node=grower.new_node._asdict(), new_nodes_at_most=most, limited_by=limited_by)
+        if grower.name in planned:
+            entry["planned"] = planned[grower.name]
         if grower.owner == OWNER_AUTOSCALER:
             ready = [states[name] for name in grower.ready_nodes if name in states]
             entry["autoscaler_can_scale"] = dict(

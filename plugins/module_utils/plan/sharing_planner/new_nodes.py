@@ -80,23 +80,31 @@ def add_offer(ledger, offer, demand, method, max_replicas):
     return options
 
 
+def _per_node(offer, unit):
+    """What one new node of ``offer`` counts against a limit in ``unit`` (a GPU limit: per GPU, or per replica of a GPU
+    when shared unrenamed; see limit_terms), 0 when it does not count."""
+    if unit == "nodes":
+        return 1
+    if unit == "cores":
+        return offer.cores or 0
+    if unit == "memory":
+        return offer.memory_gib or 0
+    return len(offer.node.current) if unit == "gpus:%s" % offer.gpu_type else 0
+
+
+def _counts_replicas(state):
+    """A GPU limit counts a node shared unrenamed as its replicas (its allocatable nvidia.com/gpu), else its GPUs."""
+    return state.is_shared and not state.renamed
+
+
 def limit_terms(offer, options, unit):
     """{variable: coefficient} of what ``offer``'s options count against a limit in ``unit``."""
-    gpus = len(offer.node.current)
+    each = _per_node(offer, unit)
     terms = {}
     for entry in options:
-        if unit == "nodes":
-            terms[entry.count] = 1
-        elif unit == "cores" and offer.cores:
-            terms[entry.count] = offer.cores
-        elif unit == "memory" and offer.memory_gib:
-            terms[entry.count] = offer.memory_gib
-        elif unit == "gpus:%s" % offer.gpu_type:
-            counted_as_replicas = entry.replicas is not None and not entry.state.renamed
-            if counted_as_replicas:
-                terms[entry.replicas] = gpus
-            else:
-                terms[entry.count] = gpus
+        if each:
+            counted_by_replicas = unit.startswith("gpus:") and _counts_replicas(entry.state)
+            terms[entry.replicas if counted_by_replicas else entry.count] = each
     return terms
 
 

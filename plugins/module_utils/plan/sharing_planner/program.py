@@ -26,8 +26,9 @@ nodes:
   chose them);
 - per resource ``served``, at most the demand and at most what the options advertise.
 
-The objectives, in order (solver.py solves them one after the other): the most served; the fewest pods moved (the
-pods of the nodes whose change stops them); the fewest GPUs changed; the most MIG compute slices free.
+The objectives, in order (solver.py solves them one after the other): the most served; where the pool may add nodes
+(new_nodes.py), the least cost of new nodes; the fewest pods moved (the pods of the nodes whose change stops them); the
+fewest GPUs changed; the most MIG compute slices free.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -265,20 +266,42 @@ def _gpu_option(ledger, variable, model, state, target):
     ledger.add("free_slices", variable, target.free_slices(model))
 
 
+def _add_counted_changes(terms, group):
+    """Add to a GPU limit's ``terms`` how a group's options change what the autoscaler counts its nodes as (their
+    allocatable nvidia.com/gpu, else their GPUs): whole GPUs and renamed replicas count the GPUs, unrenamed replicas
+    count themselves. A MIG option may keep some GPUs as they are, so it is counted as the most it can count (the GPUs,
+    or what the node counts now if more), so that a limit is never exceeded."""
+    gpus = len(group.node.current)
+    counted_now = group.node.supply.get(RESOURCE_GPU, 0) or gpus
+    for option in group.options:
+        if option.kind == OptionKind.KEEP:
+            continue
+        if option.kind == OptionKind.SHARED and not option.sharing.renamed:
+            terms[option.sharing.replicas] = terms.get(option.sharing.replicas, 0) + gpus
+            terms[option.variable] = terms.get(option.variable, 0) - counted_now
+        elif option.kind == OptionKind.MIG:
+            terms[option.variable] = terms.get(option.variable, 0) + max(0, gpus - counted_now)
+        else:
+            terms[option.variable] = terms.get(option.variable, 0) + gpus - counted_now
+
+
 class PoolProgram(object):
     """The program of one pool (``program``), its groups and MIG families, the pooled MIG options per model name
     (``pooled``), the nodes it may add (``offers``, new_nodes.NodeOffer, bound together by ``limits``,
     new_nodes.NewNodeLimit; ``new_options``: each offer's NewNodeOptions), the plan that changes nothing (``start``)
     and the objectives."""
 
-    def __init__(self, nodes, demand, allow_moves, method, max_replicas, offers=(), limits=()):
+    def __init__(self, nodes, demand, allow_moves, method, max_replicas, offers=(), limits=(), gpu_types=None):
         self.nodes = nodes
         self.offers = list(offers)
+        # With nodes to add, a node's autoscaler GPU type (``gpu_types``: {name: type}) is part of its group, since a
+        # GPU limit counts the changes of the nodes of its type.
+        gpu_types = gpu_types if self.offers else None
         ledger = _Ledger(demand)
         self.groups, self.families = [], []
         by_group, by_family = {}, {}
         for position, node in enumerate(nodes):
-            key = _group_key(node, allow_moves)
+            key = _group_key(node, allow_moves) + ((gpu_types.get(node.name),) if gpu_types else ())
             if key not in by_group:
                 by_group[key] = NodeGroup(len(self.groups), node)
                 self.groups.append(by_group[key])
@@ -298,11 +321,17 @@ class PoolProgram(object):
         for name, families in sorted(by_model.items()):
             self.pooled[name] = _add_mig(ledger, families, demand)
         self.new_options = [add_offer(ledger, offer, demand, method, max_replicas) for offer in self.offers]
-        for limit in limits:
+        self.limit_terms = {}  # limit name -> {variable: coefficient}: what the plan counts against it
+        for limit in limits if self.offers else ():
             terms = {}
             for offer, options in zip(self.offers, self.new_options):
                 terms.update(limit_terms(offer, options, limit.unit))
+            if limit.unit.startswith("gpus:"):
+                for group in self.groups:
+                    if (gpu_types or {}).get(group.node.name) == limit.unit[len("gpus:") :]:
+                        _add_counted_changes(terms, group)
             ledger.program.row(terms, upper=limit.headroom)
+            self.limit_terms[limit.name] = terms
         kept = pool_supply(nodes, [None] * len(nodes))
         for resource, count in sorted(demand.items()):
             served = ledger.variable("served %s" % resource, count, min(count, kept.get(resource, 0)), derived=True)

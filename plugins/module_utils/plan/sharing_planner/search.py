@@ -36,9 +36,9 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
 
 # The plan of one pool: per node (in the order given) its choice, or None to keep it as it is; its Score; whether the
 # solver proved it the best; what it serves per resource; per objective the best any plan could reach (the solver's
-# bound, given the objectives before it; None past a level the time limit stopped); and per offer the nodes it adds
-# (new_nodes.NewNodes, none without offers).
-PoolPlan = namedtuple("PoolPlan", "choices score exact served bound new_nodes")
+# bound, given the objectives before it; None past a level the time limit stopped); per offer the nodes it adds
+# (new_nodes.NewNodes, none without offers); and per limit given what the plan counts against it.
+PoolPlan = namedtuple("PoolPlan", "choices score exact served bound new_nodes limit_use")
 
 
 def _fewest_replicas(nodes, choices, demand):
@@ -69,14 +69,15 @@ def plan_pool(
     time_limit=DEFAULT_TIME_LIMIT,
     offers=(),
     limits=(),
+    gpu_types=None,
 ):
     """The best GPU states per node of one pool (``nodes``, ``PoolNode``s) for the requests waiting there (``pending``,
     {resource: count}); pods running on the nodes are demand too. ``method``: how GPUs newly shared are shared
     (time-slicing or mps). ``offers`` (new_nodes.NodeOffer), within ``limits`` (new_nodes.NewNodeLimit): the nodes the
-    pool may add, for what its nodes cannot serve. Exact when the solver proves it within ``time_limit`` seconds; else
-    the best plan found."""
+    pool may add, for what its nodes cannot serve; ``gpu_types``: {node name: its autoscaler GPU type}, for the GPU
+    limits. Exact when the solver proves it within ``time_limit`` seconds; else the best plan found."""
     demand = pool_demand(nodes, pending)
-    program = PoolProgram(nodes, demand, allow_moves, method, max_replicas, offers, limits)
+    program = PoolProgram(nodes, demand, allow_moves, method, max_replicas, offers, limits, gpu_types)
     solution = solve_lexicographic(program.program, program.objectives(), program.start, time_limit)
     added = new_nodes_from(program.offers, program.new_options, solution.values)
     choices = _fewest_replicas(nodes, choices_from(program, solution.values), demand)
@@ -90,7 +91,12 @@ def plan_pool(
     served = dict((resource, min(count, supply.get(resource, 0))) for resource, count in demand.items())
     bound = dict((level.name, None if level.bound is None else int(level.bound)) for level in solution.levels)
     score = score_of(nodes, choices, pending)._replace(served=sum(served.values()))
-    return PoolPlan(choices, score, solution.exact, served, bound, added)
+    # Per limit what the solution counts against it (the trimmed replicas count no more than the solution's).
+    limit_use = dict(
+        (name, int(round(program.program.value_of(terms, solution.values))))
+        for name, terms in program.limit_terms.items()
+    )
+    return PoolPlan(choices, score, solution.exact, served, bound, added, limit_use)
 
 
 def _added(supply, more):

@@ -41,12 +41,13 @@ GivenRequest = namedtuple("GivenRequest", "resource profile memory_gib compute_s
 # The task's settings: the node label naming pools (None: one pool), the given requests (GivenRequest), whether the
 # pending pods are read, whether running pods may move, how GPUs newly shared are shared, the most replicas per GPU,
 # the solver's seconds for the whole plan, whether to report what pools may add and the node pools given for it (dicts
-# of args.SHARING_PLAN_NODE_POOL_SPEC); and what the runner read of the cluster: whether its platform offers MIG, its
-# MIG strategy, and the nodes running MIG anywhere in it.
+# of args.SHARING_PLAN_NODE_POOL_SPEC), the most nodes the plan may add and the cost of a node per way to grow ({name:
+# cost}); and what the runner read of the cluster: whether its platform offers MIG, its MIG strategy, and the nodes
+# running MIG anywhere in it.
 PlanSettings = namedtuple(
     "PlanSettings",
-    "pool_label requests read_pods allow_moves method max_replicas time_limit capacity node_pools "
-    "mig_allowed mig_strategy single_mig_nodes",
+    "pool_label requests read_pods allow_moves method max_replicas time_limit capacity node_pools max_new_nodes "
+    "node_costs mig_allowed mig_strategy single_mig_nodes",
 )
 
 
@@ -73,6 +74,8 @@ def plan_settings(params):
         time_limit=given("time_limit", DEFAULT_TIME_LIMIT),
         capacity=bool(given("capacity", False)),
         node_pools=tuple(params.get("node_pools") or ()),
+        max_new_nodes=given("max_new_nodes", 0),
+        node_costs=dict(params.get("node_costs") or {}),
         mig_allowed=True,
         mig_strategy=None,
         single_mig_nodes=(),
@@ -120,6 +123,13 @@ def _node_pool_problems(settings):
     problems = []
     if settings.node_pools and not settings.capacity:
         problems.append("node_pools are reported on only with capacity: true; set it, or leave node_pools out")
+    if settings.max_new_nodes < 0:
+        problems.append("max_new_nodes is %d; give 0 (add no node) or more" % settings.max_new_nodes)
+    if (settings.max_new_nodes or settings.node_costs) and not settings.capacity:
+        problems.append("max_new_nodes and node_costs need capacity: true (what pools may add is read then)")
+    for name, cost in sorted(settings.node_costs.items()):
+        if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0:
+            problems.append("node_costs: %s's cost is %r; give a whole number, 0 or more" % (name, cost))
     seen = set()
     for number, pool in enumerate(settings.node_pools, 1):
         name = pool.get("name") or pool.get("pool")

@@ -10,13 +10,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from k8s_objects import a100_node, container, h100_mig_mixed, node, pod, t4_node
+from k8s_objects import a100_node, container, h100_mig_mixed, machine, machineset, node, pod, t4_node
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.answer import sharing_plan_answer
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import request_resource
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import UNKNOWN, GpuKind
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import CapacitySources
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.settings import (
     given_request,
     plan_settings,
@@ -196,3 +197,65 @@ def test_no_mig_is_planned_while_the_single_strategy_serves_mig_nodes():
     assert "strategy is single" in single["unserved"][0]["reason"]
     fresh = plan([a100_node("a100")], pods, mig_strategy="single", single_mig_nodes=[])
     assert fresh["findings"] == [] and fresh["apply"]["gpu_mig_config"][0]["strategy"] == "mixed"
+
+
+def capacity_plan(nodes, pods, machinesets, **options):
+    """The answer with capacity: the MachineSets given (no MachineAutoscaler: their size is the plan's), no
+    ClusterAutoscaler; each node with ``machine`` in its annotations is its MachineSet's."""
+    machines = [
+        machine(
+            "m-%s" % body["metadata"]["name"], body["metadata"]["annotations"]["machineset"], body["metadata"]["name"]
+        )
+        for body in nodes
+        if "machineset" in body["metadata"]["annotations"]
+    ]
+    sources = CapacitySources(machinesets, [], [], machines, list(nodes), ())
+    settings = plan_settings(dict(options, capacity=True))
+    return sharing_plan_answer(states(*nodes), list(pods), {}, settings, sources)
+
+
+def a100_pool_machineset(name, pool, replicas=1):
+    labels = {POOL_LABEL: pool, "cluster-api/accelerator": "nvidia-a100"}
+    found = machineset(name, labels=labels, annotations={"machine.openshift.io/GPU": "2"})
+    found["spec"]["replicas"] = replicas
+    return found
+
+
+def made_by(body, machineset_name, pool):
+    body["metadata"]["annotations"]["machineset"] = machineset_name
+    return with_pool(body, pool)
+
+
+def test_a_pool_whose_gpus_are_taken_adds_the_nodes_the_waiting_pods_need_in_their_layout():
+    """Both GPUs of the one A100 node run a pod (no moves): the 3g.20gb pods need new nodes, whole A100s of 2 GPUs
+    made by the MachineSet, each split 2 x 3g.20gb."""
+    a100 = made_by(a100_node("a100-0"), "gpu-a100", "a100")
+    pods = [running("busy-%d" % n, "a100-0", "nvidia.com/gpu") for n in range(2)]
+    pods += [pending("wait-%d" % n, "nvidia.com/mig-3g.20gb", pool="a100") for n in range(6)]
+    answer = capacity_plan(
+        [a100], pods, [a100_pool_machineset("gpu-a100", "a100")], pool_label=POOL_LABEL, max_new_nodes=5
+    )
+    pool = answer["pools"]["a100"]
+    assert (pool["served"], pool["new_nodes"], pool["new_node_cost"], pool["exact"]) == (8, 2, 4, True)
+    assert answer["unserved"] == [] and answer["nodes_to_change"] == []
+    [grower] = answer["capacity"]["pools"]["a100"]
+    layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 2}}]
+    assert grower["planned"] == dict(new_nodes=2, mode="mig", layout=layout, replicas=None)
+    # Without max_new_nodes the plan adds none and says what stays unserved.
+    answer = capacity_plan([a100], pods, [a100_pool_machineset("gpu-a100", "a100")], pool_label=POOL_LABEL)
+    assert "new_nodes" not in answer["pools"]["a100"] and answer["unserved"][0]["count"] == 6
+
+
+def test_pools_that_together_exceed_a_shared_cap_are_planned_one_after_the_other_and_not_proven():
+    nodes = [made_by(a100_node("a-0"), "set-a", "a"), made_by(a100_node("b-0"), "set-b", "b")]
+    pods = [running("busy-%s-%d" % (n, i), "%s-0" % n, "nvidia.com/gpu") for n in "ab" for i in range(2)]
+    pods += [pending("wait-%s" % n, "nvidia.com/mig-3g.20gb", pool=n) for n in "ab"]
+    sets = [a100_pool_machineset("set-a", "a"), a100_pool_machineset("set-b", "b")]
+    answer = capacity_plan(nodes, pods, sets, pool_label=POOL_LABEL, max_new_nodes=1)
+    assert [answer["pools"][p]["new_nodes"] for p in "ab"] == [1, 0]
+    assert [answer["pools"][p]["exact"] for p in "ab"] == [False, False]
+    assert "would exceed max_new_nodes" in answer["findings"][0]
+    # With room for both, each pool's plan is the joint best: proven.
+    answer = capacity_plan(nodes, pods, sets, pool_label=POOL_LABEL, max_new_nodes=2)
+    assert [answer["pools"][p]["new_nodes"] for p in "ab"] == [1, 1] and answer["findings"] == []
+    assert [answer["pools"][p]["exact"] for p in "ab"] == [True, True]

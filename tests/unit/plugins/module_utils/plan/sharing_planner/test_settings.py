@@ -94,3 +94,22 @@ def test_capacity_is_off_by_default_and_node_pools_are_kept_as_given():
     given = dict(pool="gpu", size=1, gpus=8, max_size=4)
     settings = plan_settings(dict(capacity=True, node_pools=[given]))
     assert settings.capacity is True and settings.node_pools == (given,)
+
+
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        (dict(capacity=True, max_new_nodes=-1), "max_new_nodes is -1; give 0"),
+        (dict(max_new_nodes=2), "max_new_nodes and node_costs need capacity: true"),
+        (dict(node_costs={"gpu-h100": 2}), "max_new_nodes and node_costs need capacity: true"),
+        (dict(capacity=True, node_costs={"gpu-h100": -1}), "node_costs: gpu-h100's cost is -1"),
+        (dict(capacity=True, node_costs={"gpu-h100": "cheap"}), "node_costs: gpu-h100's cost is 'cheap'"),
+    ],
+)
+def test_bad_growth_settings_are_refused_before_anything_is_read(params, problem):
+    with pytest.raises(GpuShareError, match=problem):
+        plan_settings(params)
+
+
+def test_no_node_is_added_by_default():
+    assert plan_settings({}).max_new_nodes == 0 and plan_settings({}).node_costs == {}
