@@ -5,13 +5,13 @@
 how many nodes it adds and the one state they all boot into, since a MachineSet's template labels (or a Kapsule pool's
 labels) name one configuration for every node it adds. Pure: no I/O (docs/PLANNER.md, "Adding nodes").
 
-Per offer: one option per state a new node may take (whole; each useful MIG layout on every GPU; per sharing method and
-renaming, shared), each an integer ``count`` of nodes and a binary ``used``, ``count <= most * used``, at most one used.
-A shared option also has the replicas per GPU its nodes have in all (between ``MIN_REPLICAS`` and the most per node
-times ``count``): every node then takes the same replicas, rounded up, which serves at least as much. New nodes change
-no GPU and move no pod; they cost their offer's ``cost`` each, in the objective after what is served. The pool's
-``NewNodeLimit``s (the ClusterAutoscaler's limits, the task's cap) bound the offers together; a GPU limit counts a node
-as the autoscaler does (growth.py): its GPUs times the replicas when shared unrenamed, else its GPUs.
+Per offer: one option per state a new node may take (whole; each useful MIG layout on every GPU; shared by the method
+asked, renamed or not, by each number of replicas from ``MIN_REPLICAS`` to the most the node may take), each an
+integer ``count`` of nodes and a binary ``used``, ``count <= most * used``, at most one used: every new node of an
+offer takes the same state, replicas included, so that what a GPU limit counts is what the nodes will advertise. New
+nodes change no GPU and move no pod; they cost their offer's ``cost`` each, in the objective after what is served. The
+pool's ``NewNodeLimit``s (the ClusterAutoscaler's limits, the task's cap) bound the offers together; a GPU limit counts
+a node as the autoscaler does (growth.py): its GPUs times the replicas when shared unrenamed, else its GPUs.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,10 +38,8 @@ NodeOffer = namedtuple("NodeOffer", "name node most cost gpu_type cores memory_g
 # A limit the pool's offers share: its name (as ``limited_by`` says it), the most they may add in its unit, and its
 # unit: "nodes", "cores", "memory" or "gpus:<type>".
 NewNodeLimit = namedtuple("NewNodeLimit", "name headroom unit")
-# One state an offer's nodes may take: its variables (``count`` nodes, ``used`` binary, ``replicas`` per GPU in all
-# for a shared option, else None) and the state of every GPU (for a shared option, its method and renaming at
-# MIN_REPLICAS).
-NewNodeOption = namedtuple("NewNodeOption", "count used replicas state")
+# One state an offer's nodes may take: its variables (``count`` nodes, ``used`` binary) and the state of every GPU.
+NewNodeOption = namedtuple("NewNodeOption", "count used state")
 
 
 def add_offer(ledger, offer, demand, method, max_replicas):
@@ -57,55 +55,39 @@ def add_offer(ledger, offer, demand, method, max_replicas):
         ledger.add("new_node_cost", count, offer.cost)
         ledger.add("free_slices", count, free)
         ledger.gives(count, gives)
-        options.append(NewNodeOption(count, used, None, state))
-        return count
+        options.append(NewNodeOption(count, used, state))
 
-    option("whole", WHOLE, {RESOURCE_GPU: gpus}, 0)
-    if node.mig_allowed:
-        for state in useful_mig_layouts(node.model, demand):
-            advertised = dict((resource, n * gpus) for resource, n in state.advertises().items())
-            option(state.sort_key(), state, advertised, state.free_slices(node.model) * gpus)
+    states = [WHOLE] + (useful_mig_layouts(node.model, demand) if node.mig_allowed else [])
     top = most_replicas(node, method, max_replicas)
     for renamed in (False, True) if demand.get(RESOURCE_GPU_SHARED) else (False,):
-        if top < MIN_REPLICAS:
-            break
-        state = shared_gpu(method, MIN_REPLICAS, renamed)
-        count = option("%s%s" % (method, " renamed" if renamed else ""), state, {}, 0)
-        replicas = ledger.variable("new %s replicas %s" % (offer.name, state.sort_key()), top * most, derived=True)
-        ledger.program.row({replicas: 1, count: -MIN_REPLICAS}, lower=0)
-        ledger.program.row({replicas: 1, count: -top}, upper=0)
-        ledger.gives(replicas, {RESOURCE_GPU_SHARED if renamed else RESOURCE_GPU: gpus})
-        options[-1] = options[-1]._replace(replicas=replicas)
+        states += [shared_gpu(method, replicas, renamed) for replicas in range(MIN_REPLICAS, top + 1)]
+    for state in states:
+        advertised = dict((resource, n * gpus) for resource, n in state.advertises().items())
+        option(str(state.sort_key()), state, advertised, state.free_slices(node.model) * gpus)
     ledger.program.row(dict((entry.used, 1) for entry in options), upper=1)
     return options
 
 
-def _per_node(offer, unit):
-    """What one new node of ``offer`` counts against a limit in ``unit`` (a GPU limit: per GPU, or per replica of a GPU
-    when shared unrenamed; see limit_terms), 0 when it does not count."""
+def _per_node(offer, state, unit):
+    """What one new node of ``offer`` in ``state`` counts against a limit in ``unit``, 0 when it does not count. A GPU
+    limit counts it as its allocatable nvidia.com/gpu: its GPUs times the replicas when shared unrenamed, else its GPUs
+    (growth.py, GetNodeGpuTarget)."""
     if unit == "nodes":
         return 1
     if unit == "cores":
         return offer.cores or 0
     if unit == "memory":
         return offer.memory_gib or 0
-    return len(offer.node.current) if unit == "gpus:%s" % offer.gpu_type else 0
-
-
-def _counts_replicas(state):
-    """A GPU limit counts a node shared unrenamed as its replicas (its allocatable nvidia.com/gpu), else its GPUs."""
-    return state.is_shared and not state.renamed
+    if unit != "gpus:%s" % offer.gpu_type:
+        return 0
+    gpus = len(offer.node.current)
+    return gpus * state.replicas if state.is_shared and not state.renamed else gpus
 
 
 def limit_terms(offer, options, unit):
     """{variable: coefficient} of what ``offer``'s options count against a limit in ``unit``."""
-    each = _per_node(offer, unit)
-    terms = {}
-    for entry in options:
-        if each:
-            counted_by_replicas = unit.startswith("gpus:") and _counts_replicas(entry.state)
-            terms[entry.replicas if counted_by_replicas else entry.count] = each
-    return terms
+    terms = dict((entry.count, _per_node(offer, entry.state, unit)) for entry in options)
+    return dict((variable, each) for variable, each in terms.items() if each)
 
 
 # What one offer adds once solved: its name, how many nodes, and the state of every GPU of each (None: none added).
@@ -113,19 +95,14 @@ NewNodes = namedtuple("NewNodes", "name count state")
 
 
 def new_nodes_from(offers, options, values):
-    """Per offer (in order) the ``NewNodes`` a solution's ``values`` give: a shared state's replicas rounded up so that
-    every node takes the same."""
+    """Per offer (in order) the ``NewNodes`` a solution's ``values`` give."""
     added = []
     for offer, entries in zip(offers, options):
         chosen = NewNodes(offer.name, 0, None)
         for entry in entries:
             count = int(round(values[entry.count]))
             if count:
-                state = entry.state
-                if entry.replicas is not None:
-                    total = int(round(values[entry.replicas]))
-                    state = shared_gpu(state.kind, -(-total // count), state.renamed)
-                chosen = NewNodes(offer.name, count, state)
+                chosen = NewNodes(offer.name, count, entry.state)
         added.append(chosen)
     return added
 

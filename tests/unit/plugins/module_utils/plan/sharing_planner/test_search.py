@@ -565,9 +565,22 @@ def assert_grown_as_the_reference(nodes, pending, allow_moves, method, offers, l
     assert plan.exact
     value = planned_value(plan, nodes, pending, offers)
     assert value == exhaustive_with_new_nodes(nodes, pending, allow_moves, method, offers, limits, typed)
-    # What the plan counts against each limit, the existing nodes' changes included, is within it.
+    # What the plan counts against each limit, the existing nodes' changes included, is within it: as the program
+    # counted it, and as the autoscaler will count the nodes the plan leaves (computed here).
     for limit in limits:
         assert plan.limit_use[limit.name] <= limit.headroom
+        if limit.unit.startswith("gpus:"):
+            counted = sum(
+                counted_after(node, choice) - counted_after(node, None)
+                for node, choice in zip(nodes, plan.choices)
+                if node.name in typed
+            )
+            counted += sum(
+                counted_gpus(new.state, len(offer.node.current)) * new.count
+                for offer, new in zip(offers, plan.new_nodes)
+                if new.count
+            )
+            assert counted <= limit.headroom
     assert [plan.bound[name] for name in ("served", "new_node_cost")] == [value[0], -value[1]]
     for offer, new in zip(offers, plan.new_nodes):
         if new.count and new.state.kind == "mig":
