@@ -240,7 +240,7 @@ def _growth(settings, sources, mig_allowed):
     limits = shared_limits(sources.cluster_autoscalers, sources.nodes)
     if not settings.max_new_nodes:
         return growers, limits, NO_GROWTH
-    offers = node_offers(growers, limits, sources.nodes, mig_allowed, settings.max_new_nodes, settings.node_costs)
+    offers = node_offers(growers, sources.nodes, mig_allowed, settings.max_new_nodes, settings.node_costs)
     return growers, limits, Growth(offers, new_node_limits(limits, settings.max_new_nodes))
 
 

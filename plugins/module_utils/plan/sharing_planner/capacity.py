@@ -21,10 +21,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_catalog import find_gpu_model
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import WHOLE
-from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import (
-    OWNER_PLAN,
-    new_nodes_at_most,
-)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import OWNER_PLAN
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import PoolNode
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.new_nodes import NewNodeLimit, NodeOffer
 
@@ -53,16 +50,19 @@ def new_pool_node(grower, states, mig_allowed):
     )
 
 
-def node_offers(growers, limits, nodes, mig_allowed, max_new_nodes, costs):
+def node_offers(growers, nodes, mig_allowed, max_new_nodes, costs):
     """{pool: [NodeOffer]} of the growers the plan owns (``costs``: {grower name: cost of one node}; by default its
-    GPUs, every GPU costing the same); ``nodes``: every node (a grower's ready nodes are its template)."""
+    GPUs, every GPU costing the same); ``nodes``: every node (a grower's ready nodes are its template). An offer's most
+    is its grower's own bound and the task's cap: the shared limits are the program's rows (new_node_limits), since
+    what the plan does to existing nodes changes what a GPU limit leaves."""
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, nodes))
     offers = {}
     for grower in growers:
         if grower.owner != OWNER_PLAN or not grower.new_node.gpus:
             continue
-        most, _limited_by = new_nodes_at_most(grower, limits)
-        most = max_new_nodes if most is None else min(most, max_new_nodes)
+        most = max_new_nodes
+        if grower.max_size is not None:
+            most = min(most, grower.max_size - grower.size)
         if most <= 0:
             continue
         offers.setdefault(grower.pool, []).append(
