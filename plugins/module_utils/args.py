@@ -198,6 +198,7 @@ SHARING_PLAN_NODE_POOL_SPEC = dict(
     max_size=dict(type="int"),
     gpus=dict(type="int", required=True),
     product=dict(type="str"),
+    gpu_memory_mib=dict(type="int"),
     autoscaling=dict(type="bool", default=False),
 )
 SHARING_PLAN_ARG_SPEC = dict(

@@ -157,6 +157,8 @@ options:
         that type add (MIG at most their GPUs or what they count now).
       - The new nodes of one MachineSet or node pool all take one state, every GPU alike, since its template labels
         name one configuration (C(capacity.pools.<pool>[].planned)).
+      - A pool no selected node is in yet (a MachineSet at zero, a node pool of size 0) is planned from the pending
+        pods whose C(nodeSelector) names it.
       - Pools are planned one by one. When their new nodes together would exceed a shared limit, they are planned
         again one after the other, each within what the ones before left, and C(exact) is false (C(findings) says
         so).
@@ -201,8 +203,15 @@ options:
         type: int
         required: true
       product:
-        description: Their product, as GPU Feature Discovery names it (C(NVIDIA-H100-80GB-HBM3)).
+        description:
+          - Their product, as GPU Feature Discovery names it (C(NVIDIA-H100-80GB-HBM3)). With it, a pool with no
+            node yet can be planned for MIG.
         type: str
+      gpu_memory_mib:
+        description:
+          - One GPU's memory in MiB, as GPU Feature Discovery labels it (C(nvidia.com/gpu.memory)). It tells apart the
+            models one product name covers, such as C(NVIDIA-H100-PCIe).
+        type: int
       autoscaling:
         description: The platform's autoscaler owns the pool's size.
         type: bool
@@ -368,7 +377,8 @@ capacity:
       ClusterAutoscaler's limits they all share, with what the cluster counts against them now.
     - Each way to grow has C(kind) (C(MachineSet) or C(NodePool)), C(name), C(size), C(min_size) and C(max_size). It
       also has C(owner) (C(autoscaler) when a MachineAutoscaler or the platform's autoscaler sets the size, else
-      C(plan)), C(new_node) (C(product), C(gpus), C(gpu_type), C(cores), C(memory_gib), C(source)), and
+      C(plan)), C(new_node) (C(product), C(gpu_memory_mib), C(gpus), C(gpu_type), C(cores), C(memory_gib),
+      C(source)), and
       C(new_nodes_at_most) (null when nothing bounds it) with C(limited_by), what stops it there.
     - With I(max_new_nodes), C(planned) gives what the plan adds through it. It has C(new_nodes), the C(mode) they
       boot into, and its C(layout) or C(replicas).
@@ -386,7 +396,14 @@ capacity:
           min_size: 1
           max_size: 4
           owner: autoscaler
-          new_node: {product: Tesla-T4, gpus: 1, gpu_type: tesla-t4, cores: 4.0, memory_gib: 16.0, source: annotations}
+          new_node:
+            product: Tesla-T4
+            gpu_memory_mib: 15360
+            gpus: 1
+            gpu_type: tesla-t4
+            cores: 4.0
+            memory_gib: 16.0
+            source: annotations
           new_nodes_at_most: 2
           limited_by: [maxReplicas]
           autoscaler_can_scale:

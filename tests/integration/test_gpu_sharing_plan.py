@@ -220,9 +220,17 @@ def test_capacity_reports_what_the_t4_machineset_may_add_as_its_autoscalers_coun
         4,
         "autoscaler",
     )
-    assert t4["new_node"] == dict(
-        product="Tesla-T4", gpus=1, gpu_type="tesla-t4", cores=4.0, memory_gib=16.0, source="annotations"
+    new_node = dict(t4["new_node"], gpu_memory_mib=None)  # the simulated GFD's T4 memory is the testbed's business
+    assert new_node == dict(
+        product="Tesla-T4",
+        gpu_memory_mib=None,
+        gpus=1,
+        gpu_type="tesla-t4",
+        cores=4.0,
+        memory_gib=16.0,
+        source="annotations",
     )
+    assert t4["new_node"]["gpu_memory_mib"] > 0
     assert (t4["new_nodes_at_most"], t4["limited_by"]) == (2, ["maxReplicas", "gpus[tesla-t4]"])
     limits = plan["capacity"]["limits"]
     assert limits["gpus"] == {"tesla-t4": {"max": 4, "counted": 2}} and limits["max_nodes_total"] == 24
@@ -319,3 +327,35 @@ def test_the_plan_adds_kapsule_nodes_in_the_mig_layout_their_pods_need_within_th
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]
     assert grower["planned"] == dict(new_nodes=1, mode="mig", layout=layout, replicas=None)
     assert (grower["new_nodes_at_most"], grower["limited_by"]) == (1, ["max_size"])
+
+
+@pytest.mark.profiles("scaleway")
+def test_pods_for_a_kapsule_pool_at_zero_get_its_new_nodes_in_one_mig_layout(api_client, namespace, run_module):
+    """Ten pods ask for 1g.10gb in pool gpu-h100-new, which has no node (a Kapsule pool at size 0, given): only new
+    nodes serve them. Every new node takes the same layout: two H100s of five 1g.10gb each (fewer nodes cannot hold
+    ten, and five a GPU leaves the most slices free)."""
+    core = client.CoreV1Api(api_client)
+    spec = {
+        "nodeSelector": {POOL_LABEL: "gpu-h100-new"},
+        "tolerations": TOLERATE_GPU,
+        "containers": [container("nvidia.com/mig-1g.10gb")],
+    }
+    for n in range(10):
+        core.create_namespaced_pod(namespace, {"metadata": {"name": "new-%d" % n}, "spec": spec})
+    given = {
+        "pool": "gpu-h100-new",
+        "size": 0,
+        "max_size": 3,
+        "gpus": 1,
+        "product": "NVIDIA-H100-PCIe",
+        "gpu_memory_mib": 81559,
+    }
+    args = {"pool_label": POOL_LABEL, "capacity": True, "max_new_nodes": 3, "node_pools": [given]}
+    plan = run_module("gpu_sharing_plan", args)
+    assert not plan.get("failed"), plan.get("msg")
+    pool = plan["pools"]["gpu-h100-new"]
+    assert (pool["nodes"], pool["served"], pool["new_nodes"], pool["exact"]) == (0, 10, 2, True)
+    [grower] = plan["capacity"]["pools"]["gpu-h100-new"]
+    layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 5}}]
+    assert grower["planned"] == dict(new_nodes=2, mode="mig", layout=layout, replicas=None)
+    assert [u for u in plan["unserved"] if u["pool"] == "gpu-h100-new"] == []

@@ -193,7 +193,11 @@ def answer_pool(pool, nodes, wanted, settings, mig_blocked, time_limit, growth, 
             pool=pool,
             resource=resource,
             count=count - plan.served.get(resource, 0),
-            reason=unserved_reason(pool, resource, nodes, settings, mig_blocked),
+            reason=(
+                unserved_reason(pool, resource, nodes, settings, mig_blocked)
+                if nodes
+                else "pool %s has no node yet, and the nodes it may add serve no more of it (see capacity)" % pool
+            ),
         )
         for resource, count in sorted(demand.items())
         if count > plan.served.get(resource, 0)
@@ -293,7 +297,10 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
     running = running_by_node(pods, set(observed.name for observed in observed_nodes))
     mig_allowed = settings.mig_allowed and not blocked.reason
     supply = supply_of(observed_nodes, configs, running.held, settings.pool_label, mig_allowed)
-    demand = read_demand(pods, supply, settings)
+    growers, limits, growth = _growth(settings, capacity_sources, mig_allowed)
+    # Pools no selected node is in, which only new nodes can serve (a MachineSet at zero): planned with no node.
+    growing = sorted(pool for pool in growth.offers if pool not in supply.pools)
+    demand = read_demand(pods, supply, settings, growing)
     answer = dict(
         nodes={},
         pools={},
@@ -301,11 +308,9 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         unserved=demand.unservable,
         findings=[blocked.finding] if blocked.finding else [],
     )
-    growers, limits, growth = _growth(settings, capacity_sources, mig_allowed)
     gpu_types = dict((observed.name, autoscaler_gpu_type(observed.labels)) for observed in observed_nodes)
-    parts, finding = _plan_every_pool(
-        sorted(supply.pools.items()), demand, running, settings, blocked, growth, gpu_types
-    )
+    pools = sorted(list(supply.pools.items()) + [(pool, []) for pool in growing])
+    parts, finding = _plan_every_pool(pools, demand, running, settings, blocked, growth, gpu_types)
     answer["findings"].extend([finding] if finding else [])
     changes = []
     for pool in sorted(parts):
@@ -315,9 +320,14 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         answer["unserved"].extend(part.unserved)
         changes.extend(part.changes)
     answer["unserved"].extend(
-        dict(pool=None, resource=", ".join(sorted(entry["requests"])), count=1, reason="no GPU node is selected")
+        dict(
+            pool=entry["pool"],
+            resource=", ".join(sorted(entry["requests"])),
+            count=1,
+            reason="no GPU node is selected" + ("" if entry["pool"] is None else " in pool %s" % entry["pool"]),
+        )
         for entry in demand.pending_pods
-        if entry["pool"] is None
+        if entry["pool"] not in parts
     )
     if settings.capacity:
         answer["capacity"] = capacity_answer(

@@ -36,7 +36,8 @@ def new_pool_node(grower, states, mig_allowed):
         mig = ready[0].mig_capable
         mps_max = mps_max_clients(ready[0].compute_capability) if ready[0].mps_capable else 0
     else:
-        model = find_gpu_model(grower.new_node.product) if grower.new_node.product else None
+        new = grower.new_node
+        model = find_gpu_model(new.product, new.gpu_memory_mib) if new.product else None
         mig, mps_max = True, 0
     return PoolNode(
         name=grower.name,

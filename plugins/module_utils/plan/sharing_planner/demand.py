@@ -92,26 +92,34 @@ def request_resource(request, models, largest_mib):
     return Resolved(RESOURCE_GPU, None)
 
 
+def _named_pool(pod, pool_label):
+    """The pool a pod's nodeSelector names, or None."""
+    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
+    return selector.get(pool_label) if pool_label else None
+
+
 def _pool_of_pod(pod, pool_label, pools, spare):
     """The pool a pending pod waits for: the one its nodeSelector names, else the only one, else the one with the most
-    room for what it requests (its scheduler could place it in any)."""
-    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-    if pool_label and pool_label in selector:
-        return selector[pool_label]
+    room for what it requests (its scheduler could place it in any); None when no pool has a node and it names none."""
+    named = _named_pool(pod, pool_label)
+    if named is not None or not pools:
+        return named
     if len(pools) == 1:
         return next(iter(pools))
     requests = planned_requests(pod)
     return max(sorted(pools), key=lambda pool: sum(min(n, spare[pool].get(r, 0)) for r, n in requests.items()))
 
 
-def read_demand(pods, supply, settings):
-    """The ``Demand`` of the pending ``pods`` and the settings' given requests on ``supply`` (supply.Supply)."""
+def read_demand(pods, supply, settings, growing=()):
+    """The ``Demand`` of the pending ``pods`` and the settings' given requests on ``supply`` (supply.Supply).
+    ``growing``: pools no selected node is in that may add nodes (a MachineSet at zero): the pods whose nodeSelector
+    names one wait there."""
     pools = supply.pools
-    waiting = dict((pool, {}) for pool in pools)
-    requesters = dict((pool, []) for pool in pools)
-    spare = {}
+    names = list(pools) + [pool for pool in growing if pool not in pools]
+    waiting = dict((pool, {}) for pool in names)
+    requesters = dict((pool, []) for pool in names)
+    spare = dict((pool, {}) for pool in names)
     for pool, nodes in pools.items():
-        spare[pool] = {}
         for node in nodes:
             for resource, count in node.supply.items():
                 spare[pool][resource] = spare[pool].get(resource, 0) + count - node.running.get(resource, 0)
@@ -125,7 +133,7 @@ def read_demand(pods, supply, settings):
     pending_pods, unservable = [], []
     for pod in pending_gpu_pods(pods) if settings.read_pods else []:
         requests = planned_requests(pod)
-        pool = _pool_of_pod(pod, settings.pool_label, pools, spare) if pools else None
+        pool = _pool_of_pod(pod, settings.pool_label, pools, spare)
         metadata = pod["metadata"]
         pending_pods.append(
             dict(

@@ -42,9 +42,10 @@ MACHINESET_MEMORY_ANNOTATION = "machine.openshift.io/memoryMb"
 # A MachineSet's spec.replicas when unset (the Machine API's default).
 DEFAULT_MACHINESET_REPLICAS = 1
 
-# What one new node of a grower brings: its GPU product (None: unknown), physical GPUs, the autoscaler's GPU type
+# What one new node of a grower brings: its GPU product and one GPU's memory in MiB as GPU Feature Discovery labels
+# them (None: unknown; the memory tells apart models one product name covers), physical GPUs, the autoscaler's GPU type
 # (its GPU label's value, None: none), CPU cores and memory in GiB (None: unknown), and where those came from.
-NewNode = namedtuple("NewNode", "product gpus gpu_type cores memory_gib source")
+NewNode = namedtuple("NewNode", "product gpu_memory_mib gpus gpu_type cores memory_gib source")
 # One way a pool grows: a MachineSet or a node pool given as input; its size now, its own bounds (max_size None: none
 # known), who owns its size (OWNER_*), what a new node brings (NewNode), and the names of the ready nodes it made (the
 # autoscaler copies one of them as its template when it scales).
@@ -138,17 +139,18 @@ def _new_machine(machineset, made):
     memory_mib = _annotation(annotations, MACHINESET_MEMORY_ANNOTATION)
     memory = memory_mib / 1024 if memory_mib is not None else None
     source = "annotations"
-    product = None
+    product = gpu_memory = None
     if made:
         state, node = made[0]
         capacity = (node.get("status") or {}).get("capacity") or {}
-        product = state.product
+        product, gpu_memory = state.product, state.memory_mib
         if gpus is None:
             gpus, source = state.count, "node"
         cores = cores if cores is not None else _cpu_cores(capacity.get("cpu"))
         memory = memory if memory is not None else _memory_gib(capacity.get("memory"))
     return NewNode(
         product=product,
+        gpu_memory_mib=gpu_memory,
         gpus=int(gpus or 0),
         gpu_type=machineset_node_labels(machineset).get(ACCELERATOR_LABEL),
         cores=cores,
@@ -228,6 +230,7 @@ def node_pool_growers(node_pools, nodes, pool_label):
                 owner=OWNER_AUTOSCALER if given.get("autoscaling") else OWNER_PLAN,
                 new_node=NewNode(
                     product=given.get("product"),
+                    gpu_memory_mib=given.get("gpu_memory_mib"),
                     gpus=given["gpus"],
                     gpu_type=gpu_type,
                     cores=None,

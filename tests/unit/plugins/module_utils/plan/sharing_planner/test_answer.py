@@ -259,3 +259,21 @@ def test_pools_that_together_exceed_a_shared_cap_are_planned_one_after_the_other
     answer = capacity_plan(nodes, pods, sets, pool_label=POOL_LABEL, max_new_nodes=2)
     assert [answer["pools"][p]["new_nodes"] for p in "ab"] == [1, 1] and answer["findings"] == []
     assert [answer["pools"][p]["exact"] for p in "ab"] == [True, True]
+
+
+def test_a_pool_no_node_is_in_yet_is_planned_with_the_nodes_its_machineset_at_zero_may_add():
+    """Pods name pool "new" through their nodeSelector; only a MachineSet at zero (2 GPUs a machine, product unknown:
+    no MIG) gives nodes to it: the plan adds one, time-sliced, for the three pods."""
+    pods = [pending("wait-%d" % n, "nvidia.com/gpu", pool="new") for n in range(3)]
+    at_zero = a100_pool_machineset("set-new", "new", replicas=0)
+    answer = capacity_plan([t4_node("t4-0")], pods, [at_zero], pool_label=POOL_LABEL, max_new_nodes=4)
+    pool = answer["pools"]["new"]
+    assert (pool["nodes"], pool["served"], pool["new_nodes"], pool["exact"]) == (0, 3, 1, True)
+    [grower] = answer["capacity"]["pools"]["new"]
+    assert grower["planned"] == dict(new_nodes=1, mode="time-slicing", layout=None, replicas=2)
+    assert answer["unserved"] == []
+    # Without max_new_nodes nothing may serve them: each is unserved, with its pool.
+    answer = capacity_plan([t4_node("t4-0")], pods, [at_zero], pool_label=POOL_LABEL)
+    assert [(u["pool"], u["reason"]) for u in answer["unserved"]] == [
+        ("new", "no GPU node is selected in pool new")
+    ] * 3

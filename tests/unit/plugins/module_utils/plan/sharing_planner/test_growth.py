@@ -58,7 +58,7 @@ def test_a_machineset_at_zero_is_read_from_its_annotations_the_autoscalers_befor
     }
     [grower] = growers([t4_machineset(replicas=0, annotations=annotations)])
     assert grower.size == 0 and grower.owner == growth.OWNER_PLAN and grower.max_size is None
-    assert grower.new_node == growth.NewNode(None, 4, "tesla-t4", 48.0, 192.0, "annotations")
+    assert grower.new_node == growth.NewNode(None, None, 4, "tesla-t4", 48.0, 192.0, "annotations")
 
 
 def test_an_unset_replicas_is_the_machine_apis_default_of_one():
