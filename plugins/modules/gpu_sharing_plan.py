@@ -380,8 +380,10 @@ capacity:
       C(plan)), C(new_node) (C(product), C(gpu_memory_mib), C(gpus), C(gpu_type), C(cores), C(memory_gib),
       C(source)), and
       C(new_nodes_at_most) (null when nothing bounds it) with C(limited_by), what stops it there.
-    - With I(max_new_nodes), C(planned) gives what the plan adds through it. It has C(new_nodes), the C(mode) they
-      boot into, and its C(layout) or C(replicas).
+    - With I(max_new_nodes), C(planned) gives what the plan adds through it. It has C(new_nodes), the C(size) to set
+      (the MachineSet's C(spec.replicas); on Scaleway C(scw k8s pool update <pool-id> size=<size>), on VKS C(grn vks
+      update-nodegroup --cluster-id <id> --nodegroup-id <id> --num-nodes <size>)), the C(mode) the new nodes boot into,
+      and its C(layout) or C(replicas).
     - Where C(owner) is C(autoscaler), C(autoscaler_can_scale) gives per resource waiting in the pool an C(answer)
       (C(yes), C(no), C(maybe), or C(unknown) for a node pool with no ready node, whose template is the platform's)
       and its C(reason).

@@ -360,7 +360,9 @@ def capacity_answer(sources, growers, limits, waiting, pending_pods, planned):
         )
         entry.update(new_node=grower.new_node._asdict(), new_nodes_at_most=most, limited_by=limited_by)
         if grower.name in planned:
-            entry["planned"] = planned[grower.name]
+            # The size to set: a MachineSet's spec.replicas, or the pool's size (scw k8s pool update; grn vks
+            # update-nodegroup --num-nodes).
+            entry["planned"] = dict(planned[grower.name], size=grower.size + planned[grower.name]["new_nodes"])
         if grower.owner == OWNER_AUTOSCALER:
             ready = [states[name] for name in grower.ready_nodes if name in states]
             entry["autoscaler_can_scale"] = dict(

@@ -240,7 +240,7 @@ def test_a_pool_whose_gpus_are_taken_adds_the_nodes_the_waiting_pods_need_in_the
     assert answer["unserved"] == [] and answer["nodes_to_change"] == []
     [grower] = answer["capacity"]["pools"]["a100"]
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 2}}]
-    assert grower["planned"] == dict(new_nodes=2, mode="mig", layout=layout, replicas=None)
+    assert grower["planned"] == dict(new_nodes=2, size=3, mode="mig", layout=layout, replicas=None)
     # Without max_new_nodes the plan adds none and says what stays unserved.
     answer = capacity_plan([a100], pods, [a100_pool_machineset("gpu-a100", "a100")], pool_label=POOL_LABEL)
     assert "new_nodes" not in answer["pools"]["a100"] and answer["unserved"][0]["count"] == 6
@@ -270,7 +270,7 @@ def test_a_pool_no_node_is_in_yet_is_planned_with_the_nodes_its_machineset_at_ze
     pool = answer["pools"]["new"]
     assert (pool["nodes"], pool["served"], pool["new_nodes"], pool["exact"]) == (0, 3, 1, True)
     [grower] = answer["capacity"]["pools"]["new"]
-    assert grower["planned"] == dict(new_nodes=1, mode="time-slicing", layout=None, replicas=2)
+    assert grower["planned"] == dict(new_nodes=1, size=1, mode="time-slicing", layout=None, replicas=2)
     assert answer["unserved"] == []
     # Without max_new_nodes nothing may serve them: each is unserved, with its pool.
     answer = capacity_plan([t4_node("t4-0")], pods, [at_zero], pool_label=POOL_LABEL)
