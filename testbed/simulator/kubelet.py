@@ -176,13 +176,23 @@ class Kubelet(object):
             return left
         boot_id = str(uuid.uuid4())
         log.info("node %s: back from its reboot, boot id %s", name, boot_id)
-        self._patch_status(name, {"conditions": healthy_conditions(), "nodeInfo": {"bootID": boot_id}})
+        # On the version read: a copy from before the reboot's end (the cache lags its own writes) fails with 409 and
+        # is retried from the watch's newer copy, instead of ending the reboot a second time with another boot ID and
+        # another Rebooted Event (seen under load: two Events for one reboot).
+        self._patch_status(
+            name,
+            {"conditions": healthy_conditions(), "nodeInfo": {"bootID": boot_id}},
+            resource_version=node["metadata"]["resourceVersion"],
+        )
         merge_patch(self.kube.core.patch_node, name, body={"metadata": {"annotations": {DOWN_UNTIL_ANNOTATION: None}}})
         self.kube.node_event(node, "Rebooted", "Node %s has been rebooted, boot id: %s" % (name, boot_id), "kubelet")
         return 0
 
-    def _patch_status(self, name, status):
-        discard(self.kube.core.patch_node_status, name, {"status": status}, _content_type=STRATEGIC_MERGE_PATCH)
+    def _patch_status(self, name, status, resource_version=None):
+        body = {"status": status}
+        if resource_version:
+            body["metadata"] = {"resourceVersion": resource_version}
+        discard(self.kube.core.patch_node_status, name, body, _content_type=STRATEGIC_MERGE_PATCH)
 
     def keep_ready(self, node):
         """Report the node healthy again if its conditions say otherwise (e.g. Unknown after a gap)."""
