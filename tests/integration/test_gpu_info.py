@@ -192,12 +192,17 @@ def test_capacity_that_is_not_count_times_replicas(kube, api_client, run_module)
     result = run_module(MODULE, {})
 
     assert_ok(result)
-    assert messages(result, "Node/" + name) == [
+    capacity = (
         "capacity nvidia.com/gpu is 2, expected nvidia.com/gpu.count 2 x nvidia.com/gpu.replicas 4 = 8; the device "
-        "plugin has not "
-        "applied the current config (restart its DaemonSet)"
-    ]
-    assert result["nodes"][name]["findings"] == messages(result, "Node/" + name)
+        "plugin has not applied the current config (restart its DaemonSet)"
+    )
+    found = messages(result, "Node/" + name)
+    # A node no kubelet runs gets the control plane's not-ready taint, sooner or later (before or after the module's
+    # read, under load): its finding may be there too, nothing else.
+    assert capacity in found and all(
+        message == capacity or "node.kubernetes.io/not-ready" in message for message in found
+    )
+    assert result["nodes"][name]["findings"] == found
     assert [finding["object"] for finding in result["findings"]] == ["Node/" + name]
 
 
