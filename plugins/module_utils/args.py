@@ -290,6 +290,25 @@ AUTOSCALING_ARG_SPEC = dict(
 )
 AUTOSCALING_MODULE_KWARGS = dict(mutually_exclusive=[("machinesets", "nodes")])
 
+# gpu_machineset's ``sharing``: what the MachineSet's new nodes boot into (plan/machineset.py checks the fields each
+# mode takes).
+MACHINESET_SHARING_SPEC = dict(
+    mode=dict(type="str", required=True, choices=["whole", "mig", "time-slicing", "mps"]),
+    layout=dict(type="list", elements="dict"),
+    config_name=dict(type="str"),
+    config_key=dict(type="str", no_log=False),
+    replicas=dict(type="int"),
+    rename_by_default=dict(type="bool", default=False),
+)
+MACHINESET_ARG_SPEC = dict(
+    name=dict(type="str", required=True),
+    machine_api_namespace=dict(type="str", default="openshift-machine-api"),
+    replicas=dict(type="int"),
+    sharing=dict(type="dict", options=MACHINESET_SHARING_SPEC),
+    **dict(OPERATOR_ARG_SPEC, **wait_arg_spec(1200)),
+)
+MACHINESET_MODULE_KWARGS = dict(required_one_of=[("replicas", "sharing")])
+
 VGPU_LICENSING_ARG_SPEC = dict(
     OPERATOR_ARG_SPEC,
     client_configuration_token=dict(type="str", no_log=True),
@@ -353,7 +372,8 @@ LABEL_KEY_RULE = (
     "vks.vngcloud.vn/accelerator)",
 )
 
-# option -> (pattern, longest length, what the value must be); "nodes.names" applies to each listed name.
+# option -> (pattern, longest length, what the value must be); "parent.child" is a suboption ("nodes.names" applies to
+# each listed name).
 OPTION_RULES = {
     "namespace": NAMESPACE_RULE,
     "quota_namespace": NAMESPACE_RULE,
@@ -364,6 +384,8 @@ OPTION_RULES = {
     "nodes.names": OBJECT_NAME_RULE,
     "config_key": LABEL_VALUE_RULE,
     "config_name": LABEL_VALUE_RULE,
+    "sharing.config_key": LABEL_VALUE_RULE,
+    "sharing.config_name": LABEL_VALUE_RULE,
     "autoscaler_gpu_label": LABEL_KEY_RULE,
     "pool_label": LABEL_KEY_RULE,
 }
@@ -375,7 +397,8 @@ def _option_values(params, option):
     """The values ``params`` holds for ``option`` (``nodes.names``: each name), with their display names."""
     if "." in option:
         parent, child = option.split(".", 1)
-        values = (params.get(parent) or {}).get(child) or []
+        values = (params.get(parent) or {}).get(child)
+        values = [] if values is None else values if isinstance(values, list) else [values]
         return [(option, value) for value in values]
     value = params.get(option)
     return [] if value is None else [(option, value)]

@@ -781,10 +781,25 @@ class KubeObjects(object):
                 kind["group"], kind["version"], kind["plural"], name, patch, _content_type=MERGE_PATCH
             )
 
-    def add_gpu_machineset(self, name, accelerator, gpus, namespace="openshift-machine-api"):
+    def add_gpu_machineset(
+        self, name, accelerator, gpus, namespace="openshift-machine-api", instance_type=None, autoscaler=True
+    ):
         """A GPU MachineSet (another vendor's, say) of ``gpus`` per machine whose nodes are labelled ``accelerator``,
-        scaled from 1 to 2 machines by a MachineAutoscaler, as a user would apply them; the reset deletes both."""
+        with one machine, scaled from 1 to 2 machines by a MachineAutoscaler unless ``autoscaler`` is false, as a user
+        would apply them; the reset deletes both. With ``instance_type`` (a node's ``node.kubernetes.io/instance-type``)
+        its machines join as nodes of that hardware, carrying the GPU taint."""
         selector = {"machine.openshift.io/cluster-api-machineset": name}
+        template_spec = {"metadata": {"labels": {"cluster-api/accelerator": accelerator}}}
+        if instance_type:
+            template_spec.update(
+                taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+                providerSpec={
+                    "value": {
+                        "instanceType": instance_type,
+                        "placement": {"availabilityZone": "us-east-1a", "region": "us-east-1"},
+                    }
+                },
+            )
         machineset = {
             "apiVersion": "machine.openshift.io/v1beta1",
             "kind": "MachineSet",
@@ -792,13 +807,10 @@ class KubeObjects(object):
             "spec": {
                 "replicas": 1,
                 "selector": {"matchLabels": selector},
-                "template": {
-                    "metadata": {"labels": selector},
-                    "spec": {"metadata": {"labels": {"cluster-api/accelerator": accelerator}}},
-                },
+                "template": {"metadata": {"labels": selector}, "spec": template_spec},
             },
         }
-        autoscaler = {
+        autoscaler_body = {
             "apiVersion": "autoscaling.openshift.io/v1beta1",
             "kind": "MachineAutoscaler",
             "metadata": {"name": name, "namespace": namespace},
@@ -808,7 +820,8 @@ class KubeObjects(object):
                 "scaleTargetRef": {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "name": name},
             },
         }
-        for kind, body in ((MACHINESETS, machineset), (MACHINE_AUTOSCALERS, autoscaler)):
+        created = [(MACHINESETS, machineset)] + ([(MACHINE_AUTOSCALERS, autoscaler_body)] if autoscaler else [])
+        for kind, body in created:
             self.custom.create_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], body)
 
     def delete_custom(self, kind, name, namespace=None):

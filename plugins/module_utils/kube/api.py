@@ -489,6 +489,19 @@ class KubeApi(object):
         """Every object of a custom resource in every namespace; an empty list when its CRD is not installed."""
         return self._list_items_or_empty(_path("apis", group, version, plural))
 
+    @api_call("list {plural}.{group}/{version} in {namespace}")
+    def list_namespaced_custom_objects(self, group, version, plural, namespace):
+        """The objects of a custom resource in ``namespace`` and the list's resourceVersion, for a watch."""
+        return _listed(self._list(_custom(group, version, namespace, plural)))
+
+    def watch_namespaced_custom_objects(self, group, version, plural, namespace, resource_version, timeout_seconds):
+        return self._watch(
+            _custom(group, version, namespace, plural),
+            resource_version,
+            timeout_seconds,
+            "watch %s.%s in %s" % (plural, group, namespace),
+        )
+
     @api_call("create {plural}.{group} {name}", write=True)
     def create_custom_object(self, group, version, plural, namespace, name, body):
         """Create a custom object; ``namespace`` None for a cluster-scoped kind."""

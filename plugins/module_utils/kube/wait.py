@@ -38,6 +38,37 @@ def wait_for_daemon_sets(kube, namespace, expectations, timeout, what):
     )
 
 
+def wait_for_custom_objects(kube, kind, namespace, expectations, timeout, what):
+    """Wait until every object of ``kind`` ((group, version, plural)) in ``namespace`` named in ``expectations``
+    satisfies its check."""
+    group, version, plural = kind
+    return wait_for_objects(
+        lambda: kube.list_namespaced_custom_objects(group, version, plural, namespace),
+        lambda resource_version, seconds: kube.watch_namespaced_custom_objects(
+            group, version, plural, namespace, resource_version, seconds
+        ),
+        expectations,
+        timeout,
+        what,
+        plural[:-1],
+        policy=_policy(kube),
+    )
+
+
+def wait_for_nodes_gone(kube, names, timeout, what):
+    """Wait until none of the nodes ``names`` is registered any more."""
+    return wait_for_objects(
+        kube.list_nodes,
+        kube.watch_nodes,
+        dict((name, lambda node: "still registered") for name in names),
+        timeout,
+        what,
+        "node",
+        absent_ok=True,
+        policy=_policy(kube),
+    )
+
+
 def wait_for_pods_gone(kube, node_name, pod_names, timeout, what):
     """Wait until none of the pods (``namespace/name``) bound to ``node_name`` exists any more."""
     return wait_for_objects(

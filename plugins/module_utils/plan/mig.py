@@ -106,6 +106,9 @@ class MigRequest(object):
     Either ``config`` (a shipped name) or ``layout`` (a custom mig-parted layout) with ``config_name``,
     written into ConfigMap ``config_map``; ``strategy`` None keeps the policy's.
 
+    ``for_new_nodes``: the layout is for nodes that join later, whose MachineSet's template labels name it
+    (gpu_machineset): no node is labelled, and the caller validates the layout on their GPU model.
+
     ``checked_nodes``: the nodes whose MIG state this task's first plan already found free of an earlier change
     (pending or failed). When a conflict (409) makes the task read and plan again, such a node showing the target
     config as pending or failed shows this task's own label, written before the conflict: mig-manager acting on it,
@@ -122,8 +125,10 @@ class MigRequest(object):
         config_map=CUSTOM_MIG_CONFIG_MAP,
         strategy=None,
         checked_nodes=(),
+        for_new_nodes=False,
     ):
         self.node_names = node_names
+        self.for_new_nodes = for_new_nodes
         self.config = config
         self.layout = layout
         self.config_name = config_name
@@ -244,7 +249,7 @@ def validate_request(request):
                 "every "
                 "GPU model; choose another name" % request.config_name
             )
-    if not request.node_names:
+    if not request.node_names and not request.for_new_nodes:
         raise GpuShareError("Say which nodes to reconfigure: nodes.names or nodes.selector.")
 
 

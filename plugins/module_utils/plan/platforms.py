@@ -32,6 +32,7 @@ MACHINE = ("machine.openshift.io", "v1beta1", "machines")
 CLUSTER_AUTOSCALER = ("autoscaling.openshift.io", "v1", "clusterautoscalers")
 MACHINE_AUTOSCALER = ("autoscaling.openshift.io", "v1beta1", "machineautoscalers")
 OPENSHIFT_KINDS = {
+    "Machine": MACHINE,
     "MachineSet": MACHINESET,
     "ClusterAutoscaler": CLUSTER_AUTOSCALER,
     "MachineAutoscaler": MACHINE_AUTOSCALER,

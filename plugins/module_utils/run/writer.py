@@ -101,9 +101,10 @@ def object_calls(kube):
 
 
 # Secrets are written with the ConfigMaps, before the policy that names them; the others after the policy and
-# DaemonSets, a MachineSet before the autoscalers that act on it. Deletes come last, when nothing names them.
+# DaemonSets, a Machine marked for deletion before the MachineSet whose replicas drop, a MachineSet before the
+# autoscalers that act on it. Deletes come last, when nothing names them.
 OBJECTS_BEFORE_POLICY = ("Secret",)
-OBJECTS_AFTER_POLICY = ("ResourceQuota", "MachineSet", "MachineAutoscaler", "ClusterAutoscaler")
+OBJECTS_AFTER_POLICY = ("ResourceQuota", "Machine", "MachineSet", "MachineAutoscaler", "ClusterAutoscaler")
 
 
 # What each kind of ``ObjectWrites.object_writes`` is to RBAC: (API group, resource).
