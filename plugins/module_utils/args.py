@@ -215,6 +215,8 @@ SHARING_PLAN_ARG_SPEC = dict(
     node_pools=dict(type="list", elements="dict", options=SHARING_PLAN_NODE_POOL_SPEC),
     max_new_nodes=dict(type="int", default=0),
     node_costs=dict(type="dict"),
+    max_new_nodes_per_hour=dict(type="int"),
+    scale_in_after=dict(type="int", default=1800),
 )
 
 # The gpu_demand event source's own options (extensions/eda, docs/EDA.md); it takes AUTH_ARG_SPEC's beside them.

@@ -14,6 +14,7 @@ from integration_helpers import CLUSTER_AUTOSCALERS, MACHINE_AUTOSCALERS, run_pl
 from kubernetes import client
 from workloads import TOLERATE_GPU
 
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import config_name_of
 from testbed import seed
 
 pytestmark = pytest.mark.profiles("scaleway")
@@ -295,7 +296,8 @@ def test_the_plan_adds_a_t4_machine_time_sliced_within_the_autoscalers_gpu_limit
     assert (pool["served"], pool["new_nodes"], pool["new_node_cost"], pool["exact"]) == (6, 1, 1, True)
     assert plan["unserved"] == [] and plan["findings"] == []
     [t4] = plan["capacity"]["pools"][""]
-    planned = dict(new_nodes=1, size=3, mode="time-slicing", layout=None, replicas=2)
+    sharing = dict(mode="time-slicing", config_key="gpushare-plan-ts-2", replicas=2, rename_by_default=False)
+    planned = dict(new_nodes=1, size=3, mode="time-slicing", layout=None, replicas=2, sharing=sharing)
     assert t4["owner"] == "plan" and t4["planned"] == planned
     # At the seeded limit of 4 the two T4s time-sliced by 2 already count 4: nothing more may be added.
     kube.patch_custom(
@@ -326,7 +328,10 @@ def test_the_plan_adds_kapsule_nodes_in_the_mig_layout_their_pods_need_within_th
     assert [(u["resource"], u["count"]) for u in plan["unserved"]] == [("nvidia.com/mig-7g.80gb", 1)]
     [grower] = plan["capacity"]["pools"][POOL]
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}}]
-    assert grower["planned"] == dict(new_nodes=1, size=4, mode="mig", layout=layout, replicas=None)
+    sharing = dict(mode="mig", config_name=config_name_of(layout), layout=layout)
+    assert grower["planned"] == dict(new_nodes=1, size=4, mode="mig", layout=layout, replicas=None, sharing=sharing)
+    labels = {"nvidia.com/mig.config": sharing["config_name"]}
+    assert plan["apply"]["node_pools"] == [dict(pool=POOL, name=POOL, size=4, sharing=sharing, labels=labels)]
     assert (grower["new_nodes_at_most"], grower["limited_by"]) == (1, ["max_size"])
 
 
@@ -358,5 +363,6 @@ def test_pods_for_a_kapsule_pool_at_zero_get_its_new_nodes_in_one_mig_layout(api
     assert (pool["nodes"], pool["served"], pool["new_nodes"], pool["exact"]) == (0, 10, 2, True)
     [grower] = plan["capacity"]["pools"]["gpu-h100-new"]
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 5}}]
-    assert grower["planned"] == dict(new_nodes=2, size=2, mode="mig", layout=layout, replicas=None)
+    sharing = dict(mode="mig", config_name=config_name_of(layout), layout=layout)
+    assert grower["planned"] == dict(new_nodes=2, size=2, mode="mig", layout=layout, replicas=None, sharing=sharing)
     assert [u for u in plan["unserved"] if u["pool"] == "gpu-h100-new"] == []

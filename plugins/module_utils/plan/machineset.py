@@ -14,9 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import calendar
 import json
-import time
 from collections import namedtuple
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
@@ -38,6 +36,13 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling impo
     machineset_node_labels,
     targeting_autoscalers,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.capacity_records import (
+    ADDED_NODES_ANNOTATION,
+    SCALE_UPS_ANNOTATION,
+    added_nodes,
+    format_time,
+    recent_scale_ups,
+)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.mig import MigExpectation, expected_devices
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import on_version_read
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.platforms import MACHINESET_MACHINE_LABEL
@@ -55,12 +60,6 @@ NEW_NODE_MODES = (MODE_WHOLE, MODE_MIG, METHOD_TIME_SLICING, METHOD_MPS)
 # The MachineSet deletes a Machine carrying this annotation first when its replicas drop, under every deletePolicy
 # (openshift/machine-api-operator, pkg/controller/machineset/delete_policy.go).
 DELETE_MACHINE_ANNOTATION = "machine.openshift.io/delete-machine"
-# The collection's records on the MachineSet: how many of its replicas the collection added and has not removed (what
-# a scale-in proposed by gpu_sharing_plan may take back), and its scale-ups of the last hour, for the autopilot's
-# hourly cap (JSON: [{"at": RFC 3339 UTC, "nodes": n}]).
-ADDED_NODES_ANNOTATION = "gpushare.k8s/added-nodes"
-SCALE_UPS_ANNOTATION = "gpushare.k8s/scale-ups"
-SCALE_UP_WINDOW_SECONDS = 3600
 
 # What the new nodes of a MachineSet boot into: ``mode`` (NEW_NODE_MODES); for MIG the mig-parted ``layout`` and the
 # ``config_name`` it is written under; for time-slicing and MPS the device-plugin profile's ``config_key``, its
@@ -124,43 +123,6 @@ def new_node_expectation(sharing, layout, gpus):
     return NodeExpectation(None)
 
 
-def parse_time(text):
-    """Seconds since the epoch of an RFC 3339 UTC time as Kubernetes writes it ("2026-11-29T07:00:00Z"), else None."""
-    try:
-        return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
-    except (TypeError, ValueError):
-        return None
-
-
-def format_time(seconds):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-
-
-def recent_scale_ups(machineset, now):
-    """The collection's scale-ups of ``machineset`` within the last SCALE_UP_WINDOW_SECONDS before ``now``: a list of
-    {"at", "nodes"}; an unreadable record counts as none."""
-    text = ((machineset.get("metadata") or {}).get("annotations") or {}).get(SCALE_UPS_ANNOTATION)
-    try:
-        entries = json.loads(text) if text else []
-    except ValueError:
-        return []
-    recent = []
-    for entry in entries if isinstance(entries, list) else []:
-        at = parse_time(entry.get("at")) if isinstance(entry, dict) else None
-        if at is not None and now - SCALE_UP_WINDOW_SECONDS < at <= now and isinstance(entry.get("nodes"), int):
-            recent.append(dict(at=entry["at"], nodes=entry["nodes"]))
-    return recent
-
-
-def added_nodes(machineset):
-    """How many of the MachineSet's replicas the collection added and has not removed (0 without a record)."""
-    text = ((machineset.get("metadata") or {}).get("annotations") or {}).get(ADDED_NODES_ANNOTATION)
-    try:
-        return max(0, int(text))
-    except (TypeError, ValueError):
-        return 0
-
-
 class MachineSetChange(object):
     """What one gpu_machineset task does to its MachineSet, added to the ObjectWrites ``plan`` (the configuration's
     writes, or none): ``replicas`` before and after, ``removed`` (Machine name -> its node or None) and the
@@ -181,11 +143,12 @@ def _describe(machineset):
 
 
 def _new_node_model(grower, nodes):
-    """The GPU model of the MachineSet's new nodes: a ready node's it made, else the catalog's for its product."""
+    """The GPU model of the MachineSet's new nodes: that of a ready node it made whose GPUs GPU Feature Discovery has
+    labelled, else the catalog's for the product its template or annotations give; None when neither tells."""
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, nodes))
-    ready = [states[name] for name in grower.ready_nodes if name in states]
-    if ready:
-        return ready[0].gpu_model
+    models = [states[name].gpu_model for name in grower.ready_nodes if name in states]
+    if any(models):
+        return next(model for model in models if model)
     new = grower.new_node
     return find_gpu_model(new.product, new.gpu_memory_mib) if new.product else None
 

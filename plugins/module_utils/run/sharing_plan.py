@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy import (
     mig_manager_config_map,
     mig_strategy_of,
@@ -46,6 +48,7 @@ def run_gpu_sharing_plan(module):
         every_node = kube.list_nodes().items
     everywhere = [state for state in map(NodeGpuState.from_node, every_node) if state.is_gpu_node]
     settings = settings._replace(
+        now=int(time.time()),
         mig_allowed=platform_without_mig(nodes) is None,
         mig_strategy=strategy,
         single_mig_nodes=tuple(sorted(state.name for state in everywhere if state.mig_enabled)),

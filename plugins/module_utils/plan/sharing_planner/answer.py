@@ -16,10 +16,12 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
     MIG_STRATEGY_SINGLE,
     mig_profile_of_resource,
 )
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import PLANNED_RESOURCES
+from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import PLANNED_RESOURCES, gpu_pods_by_node
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.capacity_records import nodes_added_within_the_hour
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import (
     Change,
     apply_arguments,
+    new_node_sharing,
     node_mode,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.capacity import (
@@ -27,6 +29,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     left_after,
     new_node_limits,
     node_offers,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.capacity_apply import (
+    capacity_apply,
+    capacity_decisions,
+    new_node_cap,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import (
     read_demand,
@@ -39,6 +46,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     shared_limits,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.model import outcome, pool_demand
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.scale_in import scale_in
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.search import plan_pool
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.supply import pool_models, supply_of
 
@@ -53,6 +61,10 @@ PoolAnswer = namedtuple("PoolAnswer", "nodes entry unserved changes added limit_
 # ([new_nodes.NewNodeLimit]).
 Growth = namedtuple("Growth", "offers limits")
 NO_GROWTH = Growth({}, [])
+# The capacity part of a plan before the pools are planned: the growers, the limits they share (growth.SharedLimits),
+# the Growth offered to the program and how many nodes it may add (capacity_apply.NewNodeCap).
+Capacity = namedtuple("Capacity", "growers limits growth cap")
+NO_CAPACITY = Capacity([], None, NO_GROWTH, None)
 
 
 def assign_serving(nodes, choices, requesters, running_pods):
@@ -222,30 +234,39 @@ def answer_pool(pool, nodes, wanted, settings, mig_blocked, time_limit, growth, 
 
 
 def planned_new_nodes(growth, parts):
-    """{grower name: the capacity report's ``planned`` entry} of the nodes the plan adds."""
+    """{grower name: the capacity report's ``planned`` entry} of the nodes the plan adds, with the gpu_machineset
+    ``sharing`` they boot into (apply.new_node_sharing)."""
     planned = {}
     for pool, part in parts.items():
         for offer, new in zip(growth.offers.get(pool, []), part.added):
-            mode = node_mode((new.state,) * len(offer.node.current)) if new.count else None
+            states = (new.state,) * len(offer.node.current) if new.count else None
+            mode = node_mode(states) if states else None
             planned[offer.name] = dict(
                 new_nodes=new.count,
                 mode=mode.mode if mode else None,
                 layout=mode.layout if mode else None,
                 replicas=mode.replicas if mode else None,
+                sharing=new_node_sharing(states) if states else None,
             )
     return planned
 
 
-def _growth(settings, sources, mig_allowed):
-    """(growers, SharedLimits, Growth) of the capacity report and of the nodes the plan may add."""
+def _capacity(settings, sources, mig_allowed):
+    """The Capacity of a plan: the growers and limits of the capacity report, and the nodes the plan may add within
+    ``max_new_nodes`` and what ``max_new_nodes_per_hour`` leaves of the hour."""
     if not settings.capacity:
-        return [], None, NO_GROWTH
+        return NO_CAPACITY
     growers = every_grower(sources, settings.pool_label)
     limits = shared_limits(sources.cluster_autoscalers, sources.nodes)
-    if not settings.max_new_nodes:
-        return growers, limits, NO_GROWTH
-    offers = node_offers(growers, sources.nodes, mig_allowed, settings.max_new_nodes, settings.node_costs)
-    return growers, limits, Growth(offers, new_node_limits(limits, settings.max_new_nodes))
+    cap = new_node_cap(
+        settings.max_new_nodes,
+        settings.max_new_nodes_per_hour,
+        nodes_added_within_the_hour(sources.machinesets, settings.now),
+    )
+    if not cap.allowed:
+        return Capacity(growers, limits, NO_GROWTH, cap)
+    offers = node_offers(growers, sources.nodes, mig_allowed, cap.allowed, settings.node_costs)
+    return Capacity(growers, limits, Growth(offers, new_node_limits(limits, cap.allowed)), cap)
 
 
 def _plan_every_pool(pools, demand, running, settings, blocked, growth, gpu_types):
@@ -297,7 +318,8 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
     running = running_by_node(pods, set(observed.name for observed in observed_nodes))
     mig_allowed = settings.mig_allowed and not blocked.reason
     supply = supply_of(observed_nodes, configs, running.held, settings.pool_label, mig_allowed)
-    growers, limits, growth = _growth(settings, capacity_sources, mig_allowed)
+    capacity = _capacity(settings, capacity_sources, mig_allowed)
+    growth = capacity.growth
     # Pools no selected node is in, which only new nodes can serve (a MachineSet at zero): planned with no node.
     growing = sorted(pool for pool in growth.offers if pool not in supply.pools)
     demand = read_demand(pods, supply, settings, growing)
@@ -329,10 +351,26 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
         for entry in demand.pending_pods
         if entry["pool"] not in parts
     )
-    if settings.capacity:
-        answer["capacity"] = capacity_answer(
-            capacity_sources, growers, limits, demand.waiting, demand.pending_pods, planned_new_nodes(growth, parts)
-        )
     answer["apply"] = apply_arguments(changes, settings.allow_moves)
     answer["nodes_to_change"] = sorted(change.node.name for change in changes)
+    if settings.capacity:
+        _answer_capacity(answer, capacity, capacity_sources, (settings, demand, pods), parts)
     return answer
+
+
+def _answer_capacity(answer, capacity, sources, asked, parts):
+    """The answer's ``capacity`` (the report, the nodes added and taken back, the decisions and their reasons) and
+    the ``apply`` entries of the MachineSets and node pools (``asked``: the settings, the demand read, the pods)."""
+    settings, demand, pods = asked
+    planned = planned_new_nodes(capacity.growth, parts)
+    busy = set(gpu_pods_by_node(pods))
+    scale_ins = scale_in(sources, capacity.growers, settings, demand.waiting, busy, set(answer["nodes_to_change"]))
+    report = capacity_answer(
+        sources, capacity.growers, capacity.limits, demand.waiting, demand.pending_pods, planned, scale_ins
+    )
+    report["limits"].update(capacity.cap._asdict())
+    report["decisions"] = capacity_decisions(capacity.growers, planned, scale_ins, answer["unserved"], capacity.cap)
+    answer["capacity"] = report
+    answer["apply"]["gpu_machineset"], answer["apply"]["node_pools"] = capacity_apply(
+        capacity.growers, planned, scale_ins
+    )

@@ -94,11 +94,33 @@ def apply_arguments(changes, allow_moves):
         elif mode.mode in GpuKind.SHARED:
             renamed = choice[0].renamed
             module = "gpu_timeslicing" if mode.mode == GpuKind.TIME_SLICING else "gpu_mps"
-            key = "%s%s-%d%s" % (
-                CONFIG_NAME_PREFIX,
-                "ts" if mode.mode == GpuKind.TIME_SLICING else "mps",
-                mode.replicas,
-                "-shared" if renamed else "",
-            )
+            key = shared_config_key(mode, renamed)
             add(module, key, dict(config_key=key, replicas=mode.replicas, rename_by_default=renamed), node.name, None)
     return calls
+
+
+def shared_config_key(mode, renamed):
+    """The device-plugin profile key of a shared NodeMode: one per method, replica count and renaming."""
+    return "%s%s-%d%s" % (
+        CONFIG_NAME_PREFIX,
+        "ts" if mode.mode == GpuKind.TIME_SLICING else "mps",
+        mode.replicas,
+        "-shared" if renamed else "",
+    )
+
+
+def new_node_sharing(states):
+    """gpu_machineset's ``sharing`` for new nodes whose GPUs take ``states``: the same config names the sharing modules
+    get for nodes in that state, so new and re-partitioned nodes share one configuration."""
+    mode = node_mode(states)
+    if mode.mode == GpuKind.MIG:
+        return dict(mode=GpuKind.MIG, config_name=config_name_of(mode.layout), layout=mode.layout)
+    if mode.mode in GpuKind.SHARED:
+        renamed = states[0].renamed
+        return dict(
+            mode=mode.mode,
+            config_key=shared_config_key(mode, renamed),
+            replicas=mode.replicas,
+            rename_by_default=renamed,
+        )
+    return dict(mode=GpuKind.WHOLE)

@@ -343,12 +343,13 @@ def every_grower(sources, pool_label):
     ) + node_pool_growers(sources.node_pools, sources.nodes, pool_label)
 
 
-def capacity_answer(sources, growers, limits, waiting, pending_pods, planned):
+def capacity_answer(sources, growers, limits, waiting, pending_pods, planned, scale_ins):
     """The answer's ``capacity``: per pool (those planned, ``waiting``: {pool: {resource: count}}, and those only a
     MachineSet or a node pool given names, which no node is in yet: what ``pending_pods`` wait for there) the ways it
     grows (``growers``), what each may add and what stops it (``limits``: SharedLimits), the nodes the plan adds
-    (``planned``: {grower name: its entry}), and, where an autoscaler owns the size, whether it can scale for each
-    resource waiting there; and the ClusterAutoscaler's limits they share."""
+    (``planned``: {grower name: its entry}) and takes back (``scale_ins``: {grower name: its entry}), and, where an
+    autoscaler owns the size, whether it can scale for each resource waiting there; and the ClusterAutoscaler's limits
+    they share."""
     waiting = dict(waiting, **waiting_without_nodes(pending_pods, set(waiting)))
     pools = set(waiting) | set(grower.pool for grower in growers)
     states = dict((state.name, state) for state in map(NodeGpuState.from_node, sources.nodes))
@@ -363,6 +364,8 @@ def capacity_answer(sources, growers, limits, waiting, pending_pods, planned):
             # The size to set: a MachineSet's spec.replicas, or the pool's size (scw k8s pool update; grn vks
             # update-nodegroup --num-nodes).
             entry["planned"] = dict(planned[grower.name], size=grower.size + planned[grower.name]["new_nodes"])
+        if grower.name in scale_ins:
+            entry["scale_in"] = scale_ins[grower.name]
         if grower.owner == OWNER_AUTOSCALER:
             ready = [states[name] for name in grower.ready_nodes if name in states]
             entry["autoscaler_can_scale"] = dict(

@@ -42,13 +42,18 @@ GivenRequest = namedtuple("GivenRequest", "resource profile memory_gib compute_s
 # pending pods are read, whether running pods may move, how GPUs newly shared are shared, the most replicas per GPU,
 # the solver's seconds for the whole plan, whether to report what pools may add and the node pools given for it (dicts
 # of args.SHARING_PLAN_NODE_POOL_SPEC), the most nodes the plan may add and the cost of a node per way to grow ({name:
-# cost}); and what the runner read of the cluster: whether its platform offers MIG, its MIG strategy, and the nodes
-# running MIG anywhere in it.
+# cost}), the most it may add within an hour (None: no hourly cap), and how long a node it added must have been in
+# the cluster before a scale-in may take it (seconds); and what the runner read of the cluster and its clock: whether
+# its platform offers MIG, its MIG strategy, the nodes running MIG anywhere in it, and the time (seconds since the
+# epoch).
 PlanSettings = namedtuple(
     "PlanSettings",
     "pool_label requests read_pods allow_moves method max_replicas time_limit capacity node_pools max_new_nodes "
-    "node_costs mig_allowed mig_strategy single_mig_nodes",
+    "node_costs max_new_nodes_per_hour scale_in_after mig_allowed mig_strategy single_mig_nodes now",
 )
+# A node the plan added is taken back only once it has been in the cluster this long (scale_in_after), so that a node
+# that just joined is not removed before the pods it was added for land on it.
+DEFAULT_SCALE_IN_AFTER = 1800
 
 
 def given_request(entry):
@@ -76,9 +81,12 @@ def plan_settings(params):
         node_pools=tuple(params.get("node_pools") or ()),
         max_new_nodes=given("max_new_nodes", 0),
         node_costs=dict(params.get("node_costs") or {}),
+        max_new_nodes_per_hour=params.get("max_new_nodes_per_hour"),
+        scale_in_after=given("scale_in_after", DEFAULT_SCALE_IN_AFTER),
         mig_allowed=True,
         mig_strategy=None,
         single_mig_nodes=(),
+        now=0,
     )
     problems = _problems(settings)
     if problems:
@@ -125,6 +133,13 @@ def _node_pool_problems(settings):
         problems.append("node_pools are reported on only with capacity: true; set it, or leave node_pools out")
     if settings.max_new_nodes < 0:
         problems.append("max_new_nodes is %d; give 0 (add no node) or more" % settings.max_new_nodes)
+    if (settings.max_new_nodes_per_hour or 0) < 0:
+        problems.append("max_new_nodes_per_hour is %d; give 0 or more" % settings.max_new_nodes_per_hour)
+    if settings.scale_in_after < 0:
+        problems.append(
+            "scale_in_after is %d; give the seconds a node must have been in the cluster, 0 or more"
+            % settings.scale_in_after
+        )
     if (settings.max_new_nodes or settings.node_costs) and not settings.capacity:
         problems.append("max_new_nodes and node_costs need capacity: true (what pools may add is read then)")
     for name, cost in sorted(settings.node_costs.items()):

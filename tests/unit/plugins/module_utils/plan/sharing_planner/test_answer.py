@@ -15,6 +15,7 @@ from k8s_objects import a100_node, container, h100_mig_mixed, machine, machinese
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.answer import sharing_plan_answer
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import config_name_of
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import request_resource
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import UNKNOWN, GpuKind
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import CapacitySources
@@ -210,7 +211,7 @@ def capacity_plan(nodes, pods, machinesets, **options):
         if "machineset" in body["metadata"]["annotations"]
     ]
     sources = CapacitySources(machinesets, [], [], machines, list(nodes), ())
-    settings = plan_settings(dict(options, capacity=True))
+    settings = plan_settings(dict(options, capacity=True))._replace(now=options.get("now", 0))
     return sharing_plan_answer(states(*nodes), list(pods), {}, settings, sources)
 
 
@@ -240,10 +241,71 @@ def test_a_pool_whose_gpus_are_taken_adds_the_nodes_the_waiting_pods_need_in_the
     assert answer["unserved"] == [] and answer["nodes_to_change"] == []
     [grower] = answer["capacity"]["pools"]["a100"]
     layout = [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.20gb": 2}}]
-    assert grower["planned"] == dict(new_nodes=2, size=3, mode="mig", layout=layout, replicas=None)
-    # Without max_new_nodes the plan adds none and says what stays unserved.
+    sharing = dict(mode="mig", config_name=config_name_of(layout), layout=layout)
+    assert grower["planned"] == dict(new_nodes=2, size=3, mode="mig", layout=layout, replicas=None, sharing=sharing)
+    # gpu_machineset's arguments: the new replicas, the layout written under the name the plan gives it everywhere.
+    assert answer["apply"]["gpu_machineset"] == [
+        dict(name="gpu-a100", machine_api_namespace="openshift-machine-api", replicas=3, sharing=sharing)
+    ]
+    [decision] = answer["capacity"]["decisions"]
+    assert decision.startswith("MachineSet openshift-machine-api/gpu-a100: add 2 node(s), size 1 -> 3, booting into")
+    # Without max_new_nodes the plan adds none and says what stays unserved, and why no node is added.
     answer = capacity_plan([a100], pods, [a100_pool_machineset("gpu-a100", "a100")], pool_label=POOL_LABEL)
     assert "new_nodes" not in answer["pools"]["a100"] and answer["unserved"][0]["count"] == 6
+    assert answer["apply"]["gpu_machineset"] == []
+    assert answer["capacity"]["decisions"] == [
+        "pool a100: 6 x nvidia.com/mig-3g.20gb stay unserved and no node is added: max_new_nodes is 0 "
+        "(gpu_autoplan_max_new_nodes, sharing_plan_max_new_nodes)"
+    ]
+
+
+def test_the_hourly_cap_counts_the_nodes_the_collection_added_within_the_hour():
+    """The MachineSet's record shows one node added 10 minutes ago: with max_new_nodes_per_hour 1 no node is added
+    now, and the decision says so; an hour later the cap is whole again."""
+    a100 = made_by(a100_node("a100-0"), "gpu-a100", "a100")
+    pods = [running("busy-%d" % n, "a100-0", "nvidia.com/gpu") for n in range(2)]
+    pods += [pending("wait-%d" % n, "nvidia.com/mig-3g.20gb", pool="a100") for n in range(2)]
+    recorded = a100_pool_machineset("gpu-a100", "a100")
+    recorded["metadata"]["annotations"]["gpushare.k8s/scale-ups"] = '[{"at": "2026-11-29T07:00:00Z", "nodes": 1}]'
+    ten_minutes_later = 1795935600 + 600
+    options = dict(pool_label=POOL_LABEL, max_new_nodes=5, max_new_nodes_per_hour=1)
+    answer = capacity_plan([a100], pods, [recorded], now=ten_minutes_later, **options)
+    limits = answer["capacity"]["limits"]
+    assert (limits["added_last_hour"], limits["allowed"]) == (1, 0) and answer["apply"]["gpu_machineset"] == []
+    assert "the hourly cap is reached: 1 node(s) added in the last hour" in answer["capacity"]["decisions"][0]
+    answer = capacity_plan([a100], pods, [recorded], now=ten_minutes_later + 3600, **options)
+    assert answer["capacity"]["limits"]["allowed"] == 1 and answer["pools"]["a100"]["new_nodes"] == 1
+
+
+def test_an_idle_node_the_collection_added_is_taken_back_once_it_has_been_there_long_enough():
+    """The MachineSet's record says the collection added one of its two nodes. Nothing waits and one node runs no GPU
+    pod: after scale_in_after it is proposed for removal; not while a pod waits in the pool, nor before its time."""
+    joined = "2026-11-29T07:00:00Z"
+    nodes = [made_by(a100_node("a-%d" % n), "gpu-a100", "a100") for n in range(2)]
+    for body in nodes:
+        body["metadata"]["creationTimestamp"] = joined
+    busy = [running("busy-%d" % n, "a-0", "nvidia.com/gpu") for n in range(2)]
+    recorded = a100_pool_machineset("gpu-a100", "a100", replicas=2)
+    recorded["metadata"]["annotations"]["gpushare.k8s/added-nodes"] = "1"
+    after = 1795935600 + 1800
+    answer = capacity_plan(nodes, busy, [recorded], pool_label=POOL_LABEL, now=after)
+    [grower] = answer["capacity"]["pools"]["a100"]
+    assert grower["scale_in"] == dict(nodes=["a-1"], size=1)
+    assert answer["apply"]["gpu_machineset"] == [
+        dict(name="gpu-a100", machine_api_namespace="openshift-machine-api", replicas=1)
+    ]
+    assert (
+        "take back 1 node(s) the collection added, size 2 -> 1: a-1 run no GPU pod"
+        in answer["capacity"]["decisions"][0]
+    )
+    too_soon = capacity_plan(nodes, busy, [recorded], pool_label=POOL_LABEL, now=after - 1)
+    waiting = busy + [pending("wait", "nvidia.com/mig-3g.20gb", pool="a100")]
+    while_waiting = capacity_plan(nodes, waiting, [recorded], pool_label=POOL_LABEL, now=after)
+    unrecorded = capacity_plan(
+        nodes, busy, [a100_pool_machineset("gpu-a100", "a100", replicas=2)], pool_label=POOL_LABEL, now=after
+    )
+    for answer in (too_soon, while_waiting, unrecorded):
+        assert "scale_in" not in answer["capacity"]["pools"]["a100"][0] and answer["apply"]["gpu_machineset"] == []
 
 
 def test_pools_that_together_exceed_a_shared_cap_are_planned_one_after_the_other_and_not_proven():
@@ -270,7 +332,8 @@ def test_a_pool_no_node_is_in_yet_is_planned_with_the_nodes_its_machineset_at_ze
     pool = answer["pools"]["new"]
     assert (pool["nodes"], pool["served"], pool["new_nodes"], pool["exact"]) == (0, 3, 1, True)
     [grower] = answer["capacity"]["pools"]["new"]
-    assert grower["planned"] == dict(new_nodes=1, size=1, mode="time-slicing", layout=None, replicas=2)
+    sharing = dict(mode="time-slicing", config_key="gpushare-plan-ts-2", replicas=2, rename_by_default=False)
+    assert grower["planned"] == dict(new_nodes=1, size=1, mode="time-slicing", layout=None, replicas=2, sharing=sharing)
     assert answer["unserved"] == []
     # Without max_new_nodes nothing may serve them: each is unserved, with its pool.
     answer = capacity_plan([t4_node("t4-0")], pods, [at_zero], pool_label=POOL_LABEL)

@@ -172,7 +172,7 @@ def test_a_pool_only_a_machineset_at_zero_names_is_reported_with_what_waits_for_
     ]
     growers = growth.every_grower(sources, POOL_LABEL)
     limits = growth.shared_limits(sources.cluster_autoscalers, sources.nodes)
-    answer = growth.capacity_answer(sources, growers, limits, {"t4": {"nvidia.com/gpu": 1}}, pending, {})
+    answer = growth.capacity_answer(sources, growers, limits, {"t4": {"nvidia.com/gpu": 1}}, pending, {}, {})
     [a100] = answer["pools"]["a100"]
     assert answer["pools"]["t4"] == []
     assert (a100["size"], a100["new_nodes_at_most"], a100["limited_by"]) == (0, 4, ["maxReplicas"])
