@@ -2,14 +2,29 @@
 controller, the machine controller and nodelink; reference section 5).
 
 - A MachineSet's ``spec.replicas`` become Machines named ``<machineset>-<5 characters>``, labelled with the
-  MachineSet's ``spec.template.metadata.labels`` (among them ``machine.openshift.io/cluster-api-machineset``),
-  owned by the MachineSet, with the template's ``spec`` (provider spec, node labels and taints).
+  MachineSet's ``spec.template.metadata.labels`` (among them ``machine.openshift.io/cluster-api-machineset``) and
+  annotated with its ``spec.template.metadata.annotations``, owned by the MachineSet, with the template's ``spec``
+  (provider spec, node labels and taints). A MachineSet counts the Machines its ``spec.selector`` matches that no
+  other MachineSet controls (it adopts those no one does), as the real controller's ``shouldExcludeMachine``.
 - Each new Machine's instance joins as a Node named as AWS names instances (``ip-10-0-x-y.ec2.internal``), never
   after its Machine or MachineSet, with ``spec.providerID`` and only the labels every kubelet registers (zone and
   instance type from the provider spec) plus the template's ``spec.metadata.labels`` and ``spec.taints``: no
   MachineSet label. nodelink then sets the Machine's ``status.nodeRef`` and annotates the Node
   ``machine.openshift.io/machine: <namespace>/<machine>``.
-- Scaling down deletes the newest Machines, each with its Node.
+- Scaling down deletes Machines, each with its Node, in the order of the real MachineSet controller
+  (openshift/machine-api-operator, ``pkg/controller/machineset/controller.go``: ``Reconcile`` drops the Machines being
+  deleted (``shouldExcludeMachine``) and sorts the rest by name, ``syncReplicas`` deletes the first ``diff`` of
+  ``getMachinesToDeletePrioritized`` in ``delete_policy.go``). ``getDeletePriorityFunc`` maps ``spec.deletePolicy``
+  to a priority per Machine, highest deleted first: ``Random`` (also when unset: ``randomDeletePolicy``),
+  ``Newest`` (``newestDeletePriority``) or ``Oldest`` (``oldestDeletePriority``); any other value is an error and
+  nothing is deleted. Every policy puts first a Machine annotated ``machine.openshift.io/delete-machine`` or the older
+  ``machine.openshift.io/cluster-api-delete-machine`` (any non-empty value) or whose ``status.errorReason`` or
+  ``status.errorMessage`` is set (``phase`` alone counts for nothing). Then Random prefers a Machine without
+  ``status.nodeRef`` and has no order among the rest; Oldest and Newest go by ``creationTimestamp`` (whole seconds:
+  Machines created in the same second are equal) whether a Machine has a node or not. Among equal priorities the
+  real controller's choice follows the Machines' names (generateName's random suffixes) through Go's unstable
+  ``sort.Sort``: nothing a user can know beforehand; here ``random.Random()`` draws it, so nothing may rely on an
+  order (this test bed's Machine names are not random).
 
 The instance's hardware (the simulator's ``sim.gpushare.k8s/hardware`` annotation, capacity) is that of a node of
 the same instance type: what the cloud gives for that type. NFD (OpenShift's Node Feature Discovery operator)
@@ -17,10 +32,14 @@ labels a node with NVIDIA's PCI vendor as soon as it joins; the GPU Operator doe
 Provisioning never fails here: a type no node shows is logged and its Machine stays without a node.
 """
 
+import calendar
 import copy
 import hashlib
 import json
 import logging
+import math
+import random
+import time
 
 from kubernetes.client.exceptions import ApiException
 
@@ -35,6 +54,12 @@ MACHINESET_LABEL = "machine.openshift.io/cluster-api-machineset"
 MACHINE_ANNOTATION = "machine.openshift.io/machine"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet (no vowels, no 0/1/3)
+
+# delete_policy.go: DeleteNodeAnnotation and the older oldDeleteNodeAnnotation, honoured alike by every policy.
+DELETE_MACHINE_ANNOTATIONS = ("machine.openshift.io/delete-machine", "machine.openshift.io/cluster-api-delete-machine")
+# delete_policy.go's deletePriority values; a higher one is deleted first.
+MUST_DELETE, BETTER_DELETE, PREFER_DELETE, COULD_DELETE, MUST_NOT_DELETE = 100.0, 50.0, 40.0, 20.0, 0.0
+SECONDS_PER_HUNDRED_DAYS = 8640000.0
 
 
 def _digest(text):
@@ -70,30 +95,37 @@ def provider_id(machineset, machine):
     return "aws:///%s/i-%017x" % (zone_of(machineset), _digest(machine) % (16**17))
 
 
+def controller_reference(machineset):
+    meta = machineset["metadata"]
+    return {
+        "apiVersion": "%s/%s" % (GROUP, VERSION),
+        "kind": "MachineSet",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def machine_of(machineset, name, node_name=None):
-    """The Machine ``name`` of ``machineset``, with ``status`` (its node once it joined, else provisioning)."""
+    """The Machine ``name`` of ``machineset``, with ``status`` (its node once it joined, else provisioning). Like the
+    real controller's ``createMachine``, it carries the template's labels and annotations."""
     meta, template = machineset["metadata"], machineset["spec"]["template"]
+    template_meta = template.get("metadata") or {}
     machine = {
         "apiVersion": "%s/%s" % (GROUP, VERSION),
         "kind": "Machine",
         "metadata": {
             "name": name,
             "namespace": meta["namespace"],
-            "labels": dict((template.get("metadata") or {}).get("labels") or {}),
-            "ownerReferences": [
-                {
-                    "apiVersion": "%s/%s" % (GROUP, VERSION),
-                    "kind": "MachineSet",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "labels": dict(template_meta.get("labels") or {}),
+            "ownerReferences": [controller_reference(machineset)],
         },
         "spec": dict(copy.deepcopy(template.get("spec") or {}), providerID=provider_id(machineset, name)),
         "status": {"phase": "Provisioning"},
     }
+    if template_meta.get("annotations"):
+        machine["metadata"]["annotations"] = dict(template_meta["annotations"])
     if node_name:
         machine["status"] = {"phase": "Running", "nodeRef": {"kind": "Node", "name": node_name}}
     return machine
@@ -134,6 +166,118 @@ def node_of(machineset, machine, hardware_node):
     }
 
 
+def selector_matches(selector, labels):
+    """``metav1.LabelSelectorAsSelector(selector).Matches(labels)``, except that an empty selector matches nothing
+    (``hasMatchingLabels``)."""
+    selector, labels = selector or {}, labels or {}
+    expressions = selector.get("matchExpressions") or []
+    if not selector.get("matchLabels") and not expressions:
+        return False
+    if any(labels.get(key) != value for key, value in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expression in expressions:
+        key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
+        present, value = key in labels, labels.get(key)
+        matches = {
+            "In": present and value in values,
+            "NotIn": not (present and value in values),
+            "Exists": present,
+            "DoesNotExist": not present,
+        }
+        if not matches.get(operator, False):  # an unknown operator: the selector does not convert, matches nothing
+            return False
+    return True
+
+
+def controller_of(obj):
+    return next((ref for ref in obj["metadata"].get("ownerReferences") or [] if ref.get("controller")), None)
+
+
+def counts_for(machineset, machine):
+    """Not left out by the real ``shouldExcludeMachine``: not being deleted, not controlled by another MachineSet (an
+    orphan is adopted), labels matching the MachineSet's selector (``hasMatchingLabels``)."""
+    controller = controller_of(machine)
+    return (
+        not machine["metadata"].get("deletionTimestamp")
+        and (controller is None or controller.get("uid") == machineset["metadata"]["uid"])
+        and selector_matches((machineset.get("spec") or {}).get("selector"), machine["metadata"].get("labels") or {})
+    )
+
+
+# Which Machines a scale-down deletes: delete_policy.go of openshift/machine-api-operator, function by function.
+
+
+def _being_deleted(machine):
+    return bool(machine["metadata"].get("deletionTimestamp"))
+
+
+def _marked_for_deletion(machine):
+    """Annotated to go first: any non-empty value (``Annotations[...] != ""``)."""
+    annotations = machine["metadata"].get("annotations") or {}
+    return any(annotations.get(key) for key in DELETE_MACHINE_ANNOTATIONS)
+
+
+def _failed(machine):
+    """``Status.ErrorReason`` or ``Status.ErrorMessage`` set (non-nil, even empty)."""
+    status = machine.get("status") or {}
+    return status.get("errorReason") is not None or status.get("errorMessage") is not None
+
+
+def _created(machine):
+    """``creationTimestamp`` in seconds since the epoch (the API keeps whole seconds), or None."""
+    stamp = machine["metadata"].get("creationTimestamp")
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")) if stamp else None
+
+
+def oldest_delete_priority(machine, now):
+    """``oldestDeletePriority``: the older, the higher, below ``BETTER_DELETE`` (approached after some ten years)."""
+    if _being_deleted(machine) or _marked_for_deletion(machine) or _failed(machine):
+        return MUST_DELETE
+    created = _created(machine)
+    if created is None or now - created < 0:
+        return MUST_NOT_DELETE
+    return BETTER_DELETE * (1.0 - math.exp(-(now - created) / SECONDS_PER_HUNDRED_DAYS))
+
+
+def newest_delete_priority(machine, now):
+    """``newestDeletePriority``: the newer, the higher, above ``BETTER_DELETE`` and below ``MUST_DELETE``."""
+    if _being_deleted(machine) or _marked_for_deletion(machine) or _failed(machine):
+        return MUST_DELETE
+    return MUST_DELETE - oldest_delete_priority(machine, now)
+
+
+def random_delete_priority(machine, now):
+    """``randomDeletePolicy``: marked or failed, then without a node yet, then any other alike."""
+    if _being_deleted(machine):
+        return MUST_DELETE
+    if _marked_for_deletion(machine) or _failed(machine):
+        return BETTER_DELETE
+    if not (machine.get("status") or {}).get("nodeRef"):
+        return PREFER_DELETE
+    return COULD_DELETE
+
+
+# getDeletePriorityFunc: spec.deletePolicy unset is Random; another value is an error.
+DELETE_POLICIES = {
+    "": random_delete_priority,
+    "Random": random_delete_priority,
+    "Newest": newest_delete_priority,
+    "Oldest": oldest_delete_priority,
+}
+
+
+def machines_to_delete(machines, diff, priority, rng, now=None):
+    """``getMachinesToDeletePrioritized``: the ``diff`` Machines of highest ``priority``; ``rng`` orders equal ones."""
+    if diff >= len(machines):
+        return list(machines)
+    if diff <= 0:
+        return []
+    now = time.time() if now is None else now
+    shuffled = list(machines)
+    rng.shuffle(shuffled)
+    return sorted(shuffled, key=lambda machine: -priority(machine, now))[:diff]
+
+
 class MachineApi(object):
     """Reconciles one MachineSet at a time: Machines and their Nodes up or down to ``spec.replicas``, then the
     MachineSet's status.
@@ -146,15 +290,16 @@ class MachineApi(object):
         self.kube = kube
         self.cluster = cluster
         self._pending = {}  # (namespace, machineset) -> {machine name: the Machine created, or None: deleted}
+        self._random = random.Random()  # seeded from the system: no two runs delete in the same order
 
-    def _machines(self, namespace, name):
-        """The MachineSet's live Machines, oldest first, as the cache and the writes not yet in it show them."""
+    def _machines(self, machineset):
+        """The Machines the MachineSet counts (``counts_for``; orphans adopted), by name as the real controller sorts
+        them, as the cache and the writes not yet in it show them."""
+        namespace, name = machineset["metadata"]["namespace"], machineset["metadata"]["name"]
         cached = dict(
             (machine["metadata"]["name"], machine)
             for machine in self.cluster.machines.values()
-            if machine["metadata"]["namespace"] == namespace
-            and (machine["metadata"].get("labels") or {}).get(MACHINESET_LABEL) == name
-            and not machine["metadata"].get("deletionTimestamp")
+            if machine["metadata"]["namespace"] == namespace and counts_for(machineset, machine)
         )
         pending = self._pending.setdefault((namespace, name), {})
         for written_name, written in list(pending.items()):
@@ -164,8 +309,24 @@ class MachineApi(object):
                 cached[written_name] = written
             else:
                 cached.pop(written_name, None)
-        return sorted(
-            cached.values(), key=lambda machine: (machine["metadata"]["creationTimestamp"], machine["metadata"]["name"])
+        for name_, machine in list(cached.items()):
+            if controller_of(machine) is None:
+                cached[name_] = self._adopt(machineset, machine)
+        return sorted(cached.values(), key=lambda machine: machine["metadata"]["name"])
+
+    def _adopt(self, machineset, machine):
+        """``adoptOrphan``: the MachineSet becomes the orphan's controller."""
+        meta = machineset["metadata"]
+        references = list(machine["metadata"].get("ownerReferences") or []) + [controller_reference(machineset)]
+        log.info("machineset %s adopts machine %s", meta["name"], machine["metadata"]["name"])
+        return merge_patch(
+            self.kube.custom.patch_namespaced_custom_object,
+            GROUP,
+            VERSION,
+            meta["namespace"],
+            "machines",
+            machine["metadata"]["name"],
+            body={"metadata": {"ownerReferences": references}},
         )
 
     def reconcile(self, namespace, name):
@@ -173,9 +334,17 @@ class MachineApi(object):
         if machineset is None:
             self._pending.pop((namespace, name), None)
             return None
-        machines = self._machines(namespace, name)
-        wanted = int((machineset.get("spec") or {}).get("replicas") or 0)
-        for machine in reversed(machines[wanted:]):
+        spec = machineset.get("spec") or {}
+        if not selector_matches(
+            spec.get("selector"), ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        ):
+            # Reconcile's "failed validation on MachineSet %q label selector, cannot match any machines" (an empty
+            # selector too here: it would count none of the Machines it makes, and make them without end).
+            log.error("machineset %s: its selector does not match its template's labels; it does nothing", name)
+            return None
+        machines = self._machines(machineset)
+        wanted = int(spec.get("replicas") or 0)
+        for machine in self._to_delete(machineset, machines, len(machines) - wanted):
             self._delete(machine)
             self._pending[(namespace, name)][machine["metadata"]["name"]] = None
         for number in range(len(machines), wanted):
@@ -184,6 +353,22 @@ class MachineApi(object):
             machines.append(machine)
         self._write_status(machineset, min(len(machines), wanted))
         return None
+
+    def _to_delete(self, machineset, machines, diff):
+        """The ``diff`` Machines the MachineSet's ``spec.deletePolicy`` picks (``syncReplicas``); none if it is not
+        one the controller knows (it returns an error and deletes nothing)."""
+        if diff <= 0:
+            return []
+        policy = (machineset.get("spec") or {}).get("deletePolicy") or ""
+        priority = DELETE_POLICIES.get(policy)
+        if priority is None:
+            log.error(
+                "machineset %s: unsupported delete policy %s, must be one of 'Random', 'Newest', or 'Oldest'",
+                machineset["metadata"]["name"],
+                policy,
+            )
+            return []
+        return machines_to_delete(machines, diff, priority, self._random)
 
     def _write_status(self, machineset, replicas):
         meta = machineset["metadata"]
