@@ -6,7 +6,7 @@ from kubernetes.client.exceptions import ApiException
 from testbed.seed_profiles import GPU_TAINT, MACHINE_API_NAMESPACE, OPENSHIFT_T4_ACCELERATOR, OPENSHIFT_T4_MACHINESET
 from testbed.seed_writer import crd, delete_if_exists, wait_for
 from testbed.simulator.kube import as_dict, discard
-from testbed.simulator.machine_api import MACHINESET_LABEL, machine_name, machine_of
+from testbed.simulator.machine_api import DELETE_MACHINE_ANNOTATIONS, MACHINESET_LABEL, machine_name, machine_of
 
 OPENSHIFT_CRDS = [
     crd("machine.openshift.io", "machinesets", "MachineSet", "v1beta1", "Namespaced", scale=True),
@@ -96,6 +96,7 @@ def seed_machine_api(writer, members):
     that size."""
     machinesets = []
     seeded_objects = openshift_objects(members)
+    _back_to_the_seeded_size(writer.kube, members, seeded_objects)
     for group, version, plural, body in seeded_objects:
         stored = writer.custom(group, version, plural, body)
         if body["kind"] == "MachineSet":
@@ -125,6 +126,53 @@ def seed_machine_api(writer, members):
         )
     # The machine API may still be deleting (or, on the scale it saw last, creating) a test's Machines.
     wait_for(lambda: not others(), "the Machines of a test's scale-up to be deleted")
+
+
+def _back_to_the_seeded_size(kube, members, seeded_objects):
+    """A seeded MachineSet a test scaled up goes back to its seeded size deleting the test's Machines, never a seeded
+    one: the simulated MachineSet picks as OpenShift's does (Random by default), so the test's Machines are first
+    annotated machine.openshift.io/delete-machine, and the MachineSet is lowered with deletePolicy Newest too, in case
+    its controller acts before it sees an annotation (the seeded Machines are older than a test's). Writing the seeded
+    MachineSet afterwards takes deletePolicy away again."""
+    custom = kube.custom
+    group, version = "machine.openshift.io", "v1beta1"
+    seeded_machines = set(machine_name(pool.machineset, name) for name, pool in members if pool.machineset)
+    for _group, _version, _plural, body in seeded_objects:
+        if body["kind"] != "MachineSet":
+            continue
+        name, namespace = body["metadata"]["name"], body["metadata"]["namespace"]
+        try:
+            stored = as_dict(custom.get_namespaced_custom_object, group, version, namespace, "machinesets", name)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        if (stored.get("spec") or {}).get("replicas", 0) <= body["spec"]["replicas"]:
+            continue
+        listed = as_dict(custom.list_namespaced_custom_object, group, version, namespace, "machines")
+        for machine in listed["items"]:
+            labels = machine["metadata"].get("labels") or {}
+            if labels.get(MACHINESET_LABEL) == name and machine["metadata"]["name"] not in seeded_machines:
+                discard(
+                    custom.patch_namespaced_custom_object,
+                    group,
+                    version,
+                    namespace,
+                    "machines",
+                    machine["metadata"]["name"],
+                    {"metadata": {"annotations": {DELETE_MACHINE_ANNOTATIONS[0]: "true"}}},
+                    _content_type="application/merge-patch+json",
+                )
+        discard(
+            custom.patch_namespaced_custom_object,
+            group,
+            version,
+            namespace,
+            "machinesets",
+            name,
+            {"spec": {"replicas": body["spec"]["replicas"], "deletePolicy": "Newest"}},
+            _content_type="application/merge-patch+json",
+        )
 
 
 def _delete_unseeded_openshift_objects(kube, seeded):

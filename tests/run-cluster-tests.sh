@@ -36,8 +36,9 @@ mkdir -p "$OUT" "$CLUSTERS"
 # The jobs: a job runs on its own cluster of its profile (the name before the first "-"), its pytest paths, then
 # its Molecule scenarios (extensions/molecule/, each seeding the fleet afresh). The openshift profile, which has
 # the most tests, is split in four jobs: openshift-mig (the simulator's own tests, the MIG tests, the bad-input
-# matrix, the action group), openshift-autopilot (the autopilot over time alone: about 280 s, mostly idle in the
-# rulebook's cool-downs, which made openshift-mig the last job by 190 s when it ran there), openshift-molecule (the
+# matrix, the action group), openshift-autopilot (the autopilot over time: about 280 s, mostly idle in the
+# rulebook's cool-downs, which made openshift-mig the last job by 190 s when it ran there; and capacity end to end,
+# through the playbook and the rulebook, about 110 s), openshift-molecule (the
 # playbook and rbac role tests through ansible-playbook, then the openshift Molecule scenario) and openshift (every
 # other integration test file). The vks job runs the vks tests, then the vks-helm, vks and hami scenarios. The fleet job starts its own three clusters (tests/fleet), which also
 # test timeslicing.yml, reset.yml, verify.yml and preflight.yml on each platform, then the cluster lifecycle tests.
@@ -47,7 +48,7 @@ mkdir -p "$OUT" "$CLUSTERS"
 # openshift-mig).
 MIG_JOB_FILES="tests/integration/test_gpu_mig_config.py tests/integration/test_bad_input.py
     tests/integration/test_action_group.py"
-AUTOPILOT_FILES="tests/integration/test_eda_autoplan_over_time.py"
+AUTOPILOT_FILES="tests/integration/test_eda_autoplan_over_time.py tests/integration/test_capacity_end_to_end.py"
 # The playbooks and the rbac role through ansible-playbook (a role and the sharing plan on the oldest core too):
 # beside the openshift Molecule scenario, the other job that drives the controller.
 PLAYBOOK_FILES="tests/integration/test_playbooks.py tests/integration/test_rbac_role.py

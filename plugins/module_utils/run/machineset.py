@@ -29,6 +29,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.inventory import node_summary
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.machineset import (
+    DELETE_MACHINE_ANNOTATION,
     MODE_MIG,
     MODE_WHOLE,
     MachineSetRequest,
@@ -159,6 +160,25 @@ def _machineset_ready(wanted):
     return problem
 
 
+def _refuse_other_machines_removed(machines, namespace, removed):
+    """The MachineSet deletes the Machines marked for deletion first, but its controller reads them from a cache: if
+    it acted on the new replicas before it saw a mark, it deleted another Machine (the cluster autoscaler's
+    scale-down shares this race, docs/PLATFORM_FACTS.md). Say so at once rather than wait for nodes that stay."""
+    kept = sorted(
+        machine["metadata"]["name"]
+        for machine in machines
+        if machine["metadata"].get("namespace") == namespace
+        and machine["metadata"]["name"] in removed
+        and not machine["metadata"].get("deletionTimestamp")
+    )
+    if kept:
+        raise GpuShareError(
+            "The MachineSet reached its replicas without deleting Machine(s) %s, marked %s: its controller acted "
+            "before it saw the mark and deleted other Machines. The marked ones stay marked and go first at the next "
+            "scale-in; check which nodes went (kubectl get machines)" % (", ".join(kept), DELETE_MACHINE_ANNOTATION)
+        )
+
+
 def _wait(kube, read, timeout):
     """Wait for the nodes the configuration change reaches, the MachineSet's replicas, its new nodes in the planned
     sharing and the removed nodes gone (``read``: the last _ReadAndPlanned written); returns {new node: its
@@ -178,11 +198,12 @@ def _wait(kube, read, timeout):
     wait_for_custom_objects(
         kube, MACHINESET, meta["namespace"], {meta["name"]: _machineset_ready(change.replicas_after)}, left(), what
     )
+    machines = kube.list_custom_objects(*MACHINE)
     if change.removed:
+        _refuse_other_machines_removed(machines, meta["namespace"], change.removed)
         gone = [node for node in change.removed.values() if node]
         wait_for_nodes_gone(kube, gone, left(), "the nodes of the removed Machines to go")
         return {}
-    machines = kube.list_custom_objects(*MACHINE)
     now = set(machineset_node_names(machines).get((meta["namespace"], meta["name"]), []))
     joined = sorted(now - read.nodes_before)
     if change.expectation is None:
