@@ -45,6 +45,7 @@ RBAC_ROLES = (
             "core pods: create delete",
             "apps deployments: create delete",
             "machine.openshift.io machinesets: patch",
+            "machine.openshift.io machines: patch",
             "autoscaling.openshift.io machineautoscalers: create patch",
             "autoscaling.openshift.io clusterautoscalers: patch",
             "core nodes: patch",

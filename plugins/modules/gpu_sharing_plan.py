@@ -165,6 +165,24 @@ options:
       - C(0) adds none.
     type: int
     default: 0
+  max_new_nodes_per_hour:
+    description:
+      - The most nodes added within any hour. The nodes added are counted from the records
+        M(gpushare.k8s.gpu_machineset) keeps on each MachineSet (C(gpushare.k8s/scale-ups)), so the cap holds across
+        runs; node pools that are not Kubernetes objects keep none. The plan adds at most what is left of it, and
+        C(capacity.decisions) says when it is spent. By default there is no hourly cap.
+    type: int
+  scale_in_after:
+    description:
+      - With I(capacity=true), the plan takes back nodes it added that are no longer needed. A node is taken back when
+        its MachineSet has no MachineAutoscaler and its record (C(gpushare.k8s/added-nodes)) shows the collection
+        added a node it has not removed, the node runs no GPU pod, nothing waits in its pool, the plan changes none
+        of it, and it joined at least this many seconds ago (C(capacity.pools.<pool>[].scale_in),
+        C(apply.gpu_machineset)).
+      - Where a MachineAutoscaler owns the size, the cluster autoscaler's own scale-down takes back unneeded nodes
+        (docs/PLANNER.md, Taking nodes back).
+    type: int
+    default: 1800
   node_costs:
     description:
       - The cost of one new node, per MachineSet (C(<namespace>/<name>)) or node pool (its I(node_pools) name). The
@@ -347,6 +365,11 @@ apply:
     - The module arguments that get every changed node to its planned state, by module. Run them in this order,
       C(gpu_reset) then C(gpu_mig_config), then C(gpu_timeslicing) and C(gpu_mps).
     - Connection and operator options are not included. Pass the ones the plan ran with.
+    - With I(capacity=true), C(gpu_machineset) gives the M(gpushare.k8s.gpu_machineset) arguments of each MachineSet
+      that adds nodes (C(replicas) and the C(sharing) its new nodes boot into, under the configuration names the
+      sharing modules get) or takes them back (C(replicas) only). Run them after the sharing modules.
+    - C(node_pools) gives the size of each node pool that is not a Kubernetes object (Kapsule, VKS), to set with the
+      platform's tools, and the C(labels) its new nodes need.
   returned: always
   type: dict
   sample:
@@ -363,6 +386,13 @@ apply:
         rename_by_default: false
         nodes: {"names": ["gpu-l4-0"]}
     gpu_mps: []
+    gpu_machineset:
+      - name: gpu-a100-us-east-1a
+        machine_api_namespace: openshift-machine-api
+        replicas: 3
+        sharing: {mode: mig, config_name: gpushare-plan-3f2a9c01be, layout: [{"devices": "all", "mig-enabled": true,
+                  "mig-devices": {"3g.40gb": 2}}]}
+    node_pools: []
 findings:
   description:
     - What limited the plan, for example a cluster on the C(single) MIG strategy with nodes running MIG under it (no
@@ -383,7 +413,13 @@ capacity:
     - With I(max_new_nodes), C(planned) gives what the plan adds through it. It has C(new_nodes), the C(size) to set
       (the MachineSet's C(spec.replicas); on Scaleway C(scw k8s pool update <pool-id> size=<size>), on VKS C(grn vks
       update-nodegroup --cluster-id <id> --nodegroup-id <id> --num-nodes <size>)), the C(mode) the new nodes boot into,
-      and its C(layout) or C(replicas).
+      its C(layout) or C(replicas), and the C(sharing) argument of M(gpushare.k8s.gpu_machineset).
+    - C(scale_in), where the plan takes nodes back (see I(scale_in_after)), gives the idle C(nodes) and the C(size) to
+      set.
+    - C(decisions) says each decision about nodes with its reason. Nodes added or taken back, and why no node is
+      added for what stays unserved (I(max_new_nodes) 0, the hourly cap spent, an autoscaler's size, limits).
+    - C(limits) also holds C(max_new_nodes), C(max_new_nodes_per_hour), C(added_last_hour) and C(allowed), what this
+      plan could add.
     - Where C(owner) is C(autoscaler), C(autoscaler_can_scale) gives per resource waiting in the pool an C(answer)
       (C(yes), C(no), C(maybe), or C(unknown) for a node pool with no ready node, whose template is the platform's)
       and its C(reason).
@@ -413,7 +449,10 @@ capacity:
               answer: "no"
               reason: "its template is a copy of one of its ready nodes (gpu-t4-0), none of which advertises ..."
     limits: {max_nodes_total: 24, nodes: 9, gpus: {tesla-t4: {max: 4, counted: 2}}, cores: null, cores_now: 96.0,
-             memory_gib: null, memory_gib_now: 430.0}
+             memory_gib: null, memory_gib_now: 430.0, max_new_nodes: 0, max_new_nodes_per_hour: null,
+             added_last_hour: 0, allowed: 0}
+    decisions:
+      - "pool t4: 3 x nvidia.com/mig-1g.10gb stay unserved and no node is added: max_new_nodes is 0 (...)"
 nodes_to_change:
   description: The nodes the plan changes; empty when the cluster already has the planned layout.
   returned: always
