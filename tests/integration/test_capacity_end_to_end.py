@@ -1,5 +1,5 @@
-"""Capacity that fits, end to end on the OpenShift testbed (issue 40, point 7), as users run it: playbooks/sharing_plan.yml
-through ansible-playbook, and the gpu_autoplan rulebook through ansible-rulebook.
+"""Capacity that fits, end to end on the OpenShift testbed (issue 40, point 7), as users run it:
+playbooks/sharing_plan.yml through ansible-playbook, and the gpu_autoplan rulebook through ansible-rulebook.
 
 An H100 MachineSet that no MachineAutoscaler targets (its size is the plan's) has one machine of eight GPUs, and eight
 trainers hold them whole. Pods then wait for MIG instances in its pool (the pool label is ``cluster-api/accelerator``,
