@@ -153,3 +153,26 @@ def test_the_autopilot_adds_no_more_nodes_an_hour_than_allowed_and_logs_why(
     output = rulebook.output()
     assert "add 1 node(s), size 1 -> 2, booting into MIG layout" in output, output
     assert "the hourly cap is reached: 1 node(s) added in the last hour, max_new_nodes_per_hour 1" in output, output
+
+
+def test_the_playbook_gives_a_machineset_the_autoscaler_owns_the_template_its_nodes_have(cluster, kube, run_module):
+    """The seeded T4 MachineSet's MachineAutoscaler owns its replicas. Once its two T4s are time-sliced 2 ways, the
+    autoscaler copies one of them as the template of the nodes it adds: those must boot time-sliced too. The plan sets
+    the template's label, never the replicas."""
+    sliced = run_module("gpu_timeslicing", {"replicas": 2, "nodes": {"selector": "cluster-api/accelerator=tesla-t4"}})
+    assert not sliced.get("failed"), sliced.get("msg")
+    tasks = plan_and_apply(cluster, sharing_plan_max_new_nodes=1)
+    t4 = seed.OPENSHIFT_T4_MACHINESET
+    assert any(
+        decision.startswith(
+            "MachineSet %s/%s: its template now names time-slicing x2" % (seed.MACHINE_API_NAMESPACE, t4)
+        )
+        for decision in decisions(tasks)
+    ), decisions(tasks)
+    machineset = kube.custom_object(MACHINESETS, t4, seed.MACHINE_API_NAMESPACE)
+    labels = machineset["spec"]["template"]["spec"]["metadata"]["labels"]
+    assert labels["nvidia.com/device-plugin.config"] == "gpushare-plan-ts-2" and machineset["spec"]["replicas"] == 2
+    again = plan_and_apply(cluster, sharing_plan_max_new_nodes=1)
+    assert not again[
+        "Scale the MachineSets the plan grows or takes nodes back from, new nodes booting into the plan"
+    ].get("changed")

@@ -34,6 +34,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
     capacity_apply,
     capacity_decisions,
     new_node_cap,
+    templates_following_nodes,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.demand import (
     read_demand,
@@ -354,23 +355,29 @@ def sharing_plan_answer(observed_nodes, pods, configs, settings, capacity_source
     answer["apply"] = apply_arguments(changes, settings.allow_moves)
     answer["nodes_to_change"] = sorted(change.node.name for change in changes)
     if settings.capacity:
-        _answer_capacity(answer, capacity, capacity_sources, (settings, demand, pods), parts)
+        planned_states = dict((node.name, node.current) for nodes in supply.pools.values() for node in nodes)
+        planned_states.update((change.node.name, change.choice) for change in changes)
+        _answer_capacity(answer, capacity, capacity_sources, (settings, demand, pods, planned_states), parts)
     return answer
 
 
 def _answer_capacity(answer, capacity, sources, asked, parts):
     """The answer's ``capacity`` (the report, the nodes added and taken back, the decisions and their reasons) and
-    the ``apply`` entries of the MachineSets and node pools (``asked``: the settings, the demand read, the pods)."""
-    settings, demand, pods = asked
+    the ``apply`` entries of the MachineSets and node pools (``asked``: the settings, the demand read, the pods, and
+    every selected node's planned GPU states)."""
+    settings, demand, pods, planned_states = asked
     planned = planned_new_nodes(capacity.growth, parts)
     busy = set(gpu_pods_by_node(pods))
     scale_ins = scale_in(sources, capacity.growers, settings, demand.waiting, busy, set(answer["nodes_to_change"]))
+    following = templates_following_nodes(capacity.growers, sources.machinesets, planned_states)
     report = capacity_answer(
         sources, capacity.growers, capacity.limits, demand.waiting, demand.pending_pods, planned, scale_ins
     )
     report["limits"].update(capacity.cap._asdict())
-    report["decisions"] = capacity_decisions(capacity.growers, planned, scale_ins, answer["unserved"], capacity.cap)
+    report["decisions"] = capacity_decisions(
+        capacity.growers, planned, scale_ins, following, answer["unserved"], capacity.cap
+    )
     answer["capacity"] = report
     answer["apply"]["gpu_machineset"], answer["apply"]["node_pools"] = capacity_apply(
-        capacity.growers, planned, scale_ins
+        capacity.growers, planned, scale_ins, following
     )

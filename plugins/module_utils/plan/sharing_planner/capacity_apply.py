@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What applies the capacity part of a plan (issue 40): the gpu_machineset arguments of every MachineSet that adds or
-takes back nodes, the size of every node pool that is not a Kubernetes object (Kapsule, VKS: set with the platform's
+takes back nodes or whose template follows its nodes, the size of every node pool that is not a Kubernetes object (Kapsule, VKS: set with the platform's
 own tools, docs/PLANNER.md), and the decisions, each with its reason, that the playbook logs. Pure: no I/O."""
 
 from __future__ import absolute_import, division, print_function
@@ -15,6 +15,17 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels im
     LABEL_DEVICE_PLUGIN_CONFIG,
     LABEL_MIG_CONFIG,
 )
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
+    machineset_key,
+    machineset_node_labels,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.machineset import new_node_sharing as machineset_sharing
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.machineset import template_labels
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.apply import (
+    new_node_sharing,
+    node_mode,
+)
+from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.gpu_state import GpuKind
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.growth import (
     KIND_MACHINESET,
     OWNER_AUTOSCALER,
@@ -30,14 +41,17 @@ def new_node_cap(max_new_nodes, per_hour, added_last_hour):
     return NewNodeCap(max_new_nodes, per_hour, added_last_hour, allowed)
 
 
-def capacity_apply(growers, planned, scale_ins):
-    """(apply.gpu_machineset, apply.node_pools): per MachineSet the replicas and the sharing of its new nodes, or the
-    replicas a scale-in leaves; per node pool given its new size and the sharing its new nodes need (its labels)."""
+def capacity_apply(growers, planned, scale_ins, following):
+    """(apply.gpu_machineset, apply.node_pools): per MachineSet the replicas and the sharing of its new nodes, the
+    replicas a scale-in leaves, or only the sharing its template follows (``following``); per node pool given its new
+    size and the sharing its new nodes need (its labels)."""
     machinesets, node_pools = [], []
     for grower in growers:
         entry = planned.get(grower.name) or {}
         if grower.kind == KIND_MACHINESET:
             namespace, name = grower.name.split("/", 1)
+            if grower.name in following:
+                machinesets.append(dict(name=name, machine_api_namespace=namespace, sharing=following[grower.name]))
             if entry.get("new_nodes"):
                 machinesets.append(
                     dict(
@@ -58,6 +72,29 @@ def capacity_apply(growers, planned, scale_ins):
                 )
             )
     return machinesets, node_pools
+
+
+def templates_following_nodes(growers, machinesets, planned_states):
+    """{grower name: sharing} of the MachineSets a MachineAutoscaler owns whose ready nodes all take one sharing once
+    planned (``planned_states``: {node name: its GPUs' planned states}) that their template does not name yet. The
+    autoscaler copies one of those nodes as its template when it scales, so the nodes it adds must boot into the same
+    sharing: gpu_machineset sets the template's labels (never the replicas)."""
+    by_name = dict(("%s/%s" % machineset_key(machineset), machineset) for machineset in machinesets)
+    following = {}
+    for grower in growers:
+        if grower.kind != KIND_MACHINESET or grower.owner != OWNER_AUTOSCALER or grower.name not in by_name:
+            continue
+        states = [planned_states[name] for name in grower.ready_nodes if name in planned_states]
+        if not states or any(node_mode(node_states).mode == GpuKind.UNKNOWN for node_states in states):
+            continue
+        sharings = [new_node_sharing(node_states) for node_states in states]
+        if any(sharing != sharings[0] for sharing in sharings):
+            continue
+        wanted = template_labels(machineset_sharing(sharings[0]))
+        current = machineset_node_labels(by_name[grower.name])
+        if any(current.get(label) != value for label, value in wanted.items()):
+            following[grower.name] = sharings[0]
+    return following
 
 
 def _node_labels(sharing):
@@ -95,12 +132,18 @@ def _why_no_node(pool, growers, cap):
     )
 
 
-def capacity_decisions(growers, planned, scale_ins, unserved, cap):
-    """Each decision about nodes, with its reason: nodes added, nodes taken back, and why no node is added for what
-    stays unserved (``unserved``: the answer's)."""
+def capacity_decisions(growers, planned, scale_ins, following, unserved, cap):
+    """Each decision about nodes, with its reason: nodes added, nodes taken back, templates that follow their nodes,
+    and why no node is added for what stays unserved (``unserved``: the answer's)."""
     decisions = []
     adding = set()
     for grower in growers:
+        if grower.name in following:
+            decisions.append(
+                "%s %s: its template now names %s, as its nodes have once planned, so that the nodes the cluster "
+                "autoscaler adds (it owns the replicas) boot into the layout it copies from them"
+                % (grower.kind, grower.name, _describe_sharing(following[grower.name]))
+            )
         entry = planned.get(grower.name) or {}
         if entry.get("new_nodes"):
             adding.add(grower.pool)

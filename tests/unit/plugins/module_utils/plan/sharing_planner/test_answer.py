@@ -10,7 +10,18 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from k8s_objects import a100_node, container, h100_mig_mixed, machine, machineset, node, pod, t4_node
+from k8s_objects import (
+    a100_node,
+    container,
+    h100_mig_mixed,
+    machine,
+    machine_autoscaler,
+    machineset,
+    node,
+    pod,
+    t4_node,
+    t4_time_sliced,
+)
 
 from ansible_collections.gpushare.k8s.plugins.module_utils.errors import GpuShareError
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import NodeGpuState
@@ -340,3 +351,30 @@ def test_a_pool_no_node_is_in_yet_is_planned_with_the_nodes_its_machineset_at_ze
     assert [(u["pool"], u["reason"]) for u in answer["unserved"]] == [
         ("new", "no GPU node is selected in pool new")
     ] * 3
+
+
+def test_a_machineset_the_autoscaler_owns_gets_the_template_its_nodes_have_and_never_replicas():
+    """The cluster autoscaler copies a ready node of the set as its template: when all of them are time-sliced 2 ways,
+    the nodes it adds must boot time-sliced too. The plan sets the template's label (gpu_machineset with sharing
+    only), never the replicas, and says why; once the template names it, nothing more."""
+    nodes = [made_by(t4_time_sliced("t4-%d" % n, 2), "gpu-t4", "t4") for n in range(2)]
+    machines = [machine("m-t4-%d" % n, "gpu-t4", "t4-%d" % n) for n in range(2)]
+    owned = machineset("gpu-t4", labels={POOL_LABEL: "t4", "cluster-api/accelerator": "tesla-t4"})
+    owned["spec"]["replicas"] = 2
+
+    def plan_with(machineset_body):
+        sources = CapacitySources([machineset_body], [machine_autoscaler("gpu-t4")], [], machines, nodes, ())
+        settings = plan_settings(dict(capacity=True, pool_label=POOL_LABEL, max_new_nodes=3))
+        return sharing_plan_answer(states(*nodes), [], {}, settings, sources)
+
+    answer = plan_with(owned)
+    sharing = dict(mode="time-slicing", config_key="gpushare-plan-ts-2", replicas=2, rename_by_default=False)
+    assert answer["apply"]["gpu_machineset"] == [
+        dict(name="gpu-t4", machine_api_namespace="openshift-machine-api", sharing=sharing)
+    ]
+    assert answer["capacity"]["decisions"][0].startswith(
+        "MachineSet openshift-machine-api/gpu-t4: its template now names time-slicing x2 (gpushare-plan-ts-2)"
+    )
+    owned["spec"]["template"]["spec"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] = "gpushare-plan-ts-2"
+    answer = plan_with(owned)
+    assert answer["apply"]["gpu_machineset"] == [] and answer["capacity"]["decisions"] == []
