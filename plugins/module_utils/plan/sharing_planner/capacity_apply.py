@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, gpushare.k8s contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What applies the capacity part of a plan (issue 40): the gpu_machineset arguments of every MachineSet that adds or
-takes back nodes or whose template follows its nodes, the size of every node pool that is not a Kubernetes object (Kapsule, VKS: set with the platform's
-own tools, docs/PLANNER.md), and the decisions, each with its reason, that the playbook logs. Pure: no I/O."""
+takes back nodes or whose template follows its nodes, the size of every node pool that is not a Kubernetes object
+(Kapsule, VKS: set with the platform's own tools, docs/PLANNER.md), and the decisions, each with its reason, that the
+playbook logs. Pure: no I/O."""
 
 from __future__ import absolute_import, division, print_function
 
