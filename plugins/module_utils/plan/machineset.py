@@ -56,12 +56,11 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
 
 MODE_WHOLE = "whole"
 MODE_MIG = "mig"
-NEW_NODE_MODES = (MODE_WHOLE, MODE_MIG, METHOD_TIME_SLICING, METHOD_MPS)
 # The MachineSet deletes a Machine carrying this annotation first when its replicas drop, under every deletePolicy
 # (openshift/machine-api-operator, pkg/controller/machineset/delete_policy.go).
 DELETE_MACHINE_ANNOTATION = "machine.openshift.io/delete-machine"
 
-# What the new nodes of a MachineSet boot into: ``mode`` (NEW_NODE_MODES); for MIG the mig-parted ``layout`` and the
+# What the new nodes of a MachineSet boot into: ``mode`` (whole, mig, time-slicing or mps); for MIG the mig-parted ``layout`` and the
 # ``config_name`` it is written under; for time-slicing and MPS the device-plugin profile's ``config_key``, its
 # ``replicas`` and ``rename_by_default``.
 NewNodeSharing = namedtuple("NewNodeSharing", "mode layout config_name config_key replicas rename_by_default")
@@ -99,9 +98,12 @@ def new_node_sharing(options):
     )
 
 
-def sharing_config(sharing):
-    """The device-plugin configuration of a time-slicing or MPS NewNodeSharing."""
-    return build_sharing_config(sharing.mode, sharing.replicas, rename_by_default=sharing.rename_by_default)
+def sharing_config(sharing, mig_strategy=None):
+    """The device-plugin configuration of a time-slicing or MPS NewNodeSharing; refused as the device plugin refuses it
+    under the cluster's ``mig_strategy`` (MPS with mixed)."""
+    return build_sharing_config(
+        sharing.mode, sharing.replicas, rename_by_default=sharing.rename_by_default, mig_strategy=mig_strategy
+    )
 
 
 def template_labels(sharing):

@@ -24,6 +24,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.cluster_policy
     CUSTOM_MIG_CONFIG_MAP,
     DEFAULT_DEVICE_PLUGIN_CONFIG_MAP,
     device_plugin_config_of,
+    mig_strategy_of,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.device_plugin_config import MIG_STRATEGY_MIXED
 from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.gpu_pods import workload_pods_selector
@@ -141,9 +142,8 @@ def _configuration_plan(kube, operator, sharing, nodes):
         config_maps = read_mig_config_maps(kube, operator, request)
         return plan_mig(request, operator.policy, config_maps.active, config_maps.target, nodes, operator.namespace)
     config_map_name = device_plugin_config_of(operator.policy)[0] or DEFAULT_DEVICE_PLUGIN_CONFIG_MAP
-    request = SharingRequest(
-        "present", sharing.config_key, config_map_name, config=sharing_config(sharing), node_names=[]
-    )
+    config = sharing_config(sharing, mig_strategy_of(operator.policy))
+    request = SharingRequest("present", sharing.config_key, config_map_name, config=config, node_names=[])
     config_map = kube.get_config_map(namespace=operator.namespace, name=config_map_name)
     return plan_profile(request, operator.namespace, operator.policy, config_map, nodes)
 

@@ -34,6 +34,7 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.machineset impor
     MachineSetRequest,
     new_node_sharing,
     plan_machineset,
+    sharing_config,
     template_labels,
 )
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.objects import ObjectWrites
@@ -233,3 +234,10 @@ def test_the_records_read_back_what_was_written_and_count_the_last_hour_only():
     assert nodes_added_within_the_hour([body, t4_set()], NOW) == 2
     unreadable = t4_set(annotations={"gpushare.k8s/scale-ups": "not json", "gpushare.k8s/added-nodes": "many"})
     assert recent_scale_ups(unreadable, NOW) == [] and added_nodes(unreadable) == 0
+
+
+def test_mps_for_new_nodes_is_refused_under_the_mixed_strategy_as_the_device_plugin_refuses_it():
+    mps = new_node_sharing(dict(mode="mps", config_key="mps-2", replicas=2))
+    assert sharing_config(mps, "none")["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 2}]
+    with pytest.raises(GpuShareError, match="MPS is not supported with the mixed MIG strategy"):
+        sharing_config(mps, "mixed")
