@@ -60,9 +60,9 @@ MODE_MIG = "mig"
 # (openshift/machine-api-operator, pkg/controller/machineset/delete_policy.go).
 DELETE_MACHINE_ANNOTATION = "machine.openshift.io/delete-machine"
 
-# What the new nodes of a MachineSet boot into: ``mode`` (whole, mig, time-slicing or mps); for MIG the mig-parted ``layout`` and the
-# ``config_name`` it is written under; for time-slicing and MPS the device-plugin profile's ``config_key``, its
-# ``replicas`` and ``rename_by_default``.
+# What the new nodes of a MachineSet boot into: ``mode`` (whole, mig, time-slicing or mps); for MIG the mig-parted
+# ``layout`` and the ``config_name`` it is written under; for time-slicing and MPS the device-plugin profile's
+# ``config_key``, its ``replicas`` and ``rename_by_default``.
 NewNodeSharing = namedtuple("NewNodeSharing", "mode layout config_name config_key replicas rename_by_default")
 # One gpu_machineset task: the MachineSet, the replicas wanted (None: unchanged) and the sharing (None: unchanged).
 MachineSetRequest = namedtuple("MachineSetRequest", "namespace name replicas sharing")
