@@ -336,7 +336,9 @@ def test_the_plan_adds_kapsule_nodes_in_the_mig_layout_their_pods_need_within_th
 
 
 @pytest.mark.profiles("scaleway")
-def test_pods_for_a_kapsule_pool_at_zero_get_its_new_nodes_in_one_mig_layout(api_client, namespace, run_module):
+def test_pods_for_a_kapsule_pool_at_zero_get_its_new_nodes_in_one_mig_layout(
+    cluster, api_client, namespace, run_module
+):
     """Ten pods ask for 1g.10gb in pool gpu-h100-new, which has no node (a Kapsule pool at size 0, given): only new
     nodes serve them. Every new node takes the same layout: two H100s of five 1g.10gb each (fewer nodes cannot hold
     ten, and five a GPU leaves the most slices free)."""
@@ -366,3 +368,22 @@ def test_pods_for_a_kapsule_pool_at_zero_get_its_new_nodes_in_one_mig_layout(api
     sharing = dict(mode="mig", config_name=config_name_of(layout), layout=layout)
     assert grower["planned"] == dict(new_nodes=2, size=2, mode="mig", layout=layout, replicas=None, sharing=sharing)
     assert [u for u in plan["unserved"] if u["pool"] == "gpu-h100-new"] == []
+    # The playbook, which holds no Scaleway credential, prints the size to set and the label the new nodes need.
+    variables = {
+        "sharing_plan_pool_label": POOL_LABEL,
+        "sharing_plan_max_new_nodes": 3,
+        "sharing_plan_node_pools": [given],
+    }
+    code, report, stderr = run_playbook(cluster, "sharing_plan.yml", "-e", json.dumps(variables))
+    assert code == 0, "sharing_plan.yml exited %d: %s\n%s" % (code, stderr, json.dumps(report)[-3000:])
+    [printed] = [
+        item["msg"]
+        for play in report["plays"]
+        for task in play["tasks"]
+        if task["task"]["name"].startswith("Show the node pool sizes to set")
+        for item in task["hosts"]["localhost"]["results"]
+    ]
+    assert printed.startswith(
+        "Set node pool gpu-h100-new (pool gpu-h100-new) to size 2, its nodes labelled nvidia.com/mig.config=%s"
+        % sharing["config_name"]
+    ), printed

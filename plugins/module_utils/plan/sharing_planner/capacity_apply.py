@@ -69,7 +69,11 @@ def capacity_apply(growers, planned, scale_ins, following):
         elif entry.get("new_nodes"):
             node_pools.append(
                 dict(
-                    pool=grower.pool, name=grower.name, size=grower.size + entry["new_nodes"], sharing=entry["sharing"]
+                    pool=grower.pool,
+                    name=grower.name,
+                    size=grower.size + entry["new_nodes"],
+                    sharing=entry["sharing"],
+                    labels=_node_labels(entry["sharing"]),
                 )
             )
     return machinesets, node_pools

@@ -378,3 +378,24 @@ def test_a_machineset_the_autoscaler_owns_gets_the_template_its_nodes_have_and_n
     owned["spec"]["template"]["spec"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] = "gpushare-plan-ts-2"
     answer = plan_with(owned)
     assert answer["apply"]["gpu_machineset"] == [] and answer["capacity"]["decisions"] == []
+
+
+def test_a_node_pool_given_gets_its_size_and_the_labels_its_new_nodes_need():
+    """A Kapsule pool (not a Kubernetes object) at size 0: the plan adds one node for three pods and says the size to
+    set and the label that makes the GPU Operator configure the node as it joins."""
+    pods = [pending("wait-%d" % n, "nvidia.com/gpu", pool="new") for n in range(3)]
+    pool = dict(pool="new", size=0, max_size=2, gpus=1, product="Tesla-T4", autoscaling=False)
+    sources = CapacitySources([], [], [], [], [t4_node("t4-0")], (pool,))
+    settings = plan_settings(dict(capacity=True, pool_label=POOL_LABEL, max_new_nodes=2, node_pools=[pool]))
+    answer = sharing_plan_answer(states(t4_node("t4-0")), pods, {}, settings, sources)
+    sharing = dict(mode="time-slicing", config_key="gpushare-plan-ts-3", replicas=3, rename_by_default=False)
+    assert answer["apply"]["node_pools"] == [
+        dict(
+            pool="new",
+            name="new",
+            size=1,
+            sharing=sharing,
+            labels={"nvidia.com/device-plugin.config": "gpushare-plan-ts-3"},
+        )
+    ]
+    assert answer["apply"]["gpu_machineset"] == []
