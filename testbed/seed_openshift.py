@@ -5,7 +5,7 @@ from kubernetes.client.exceptions import ApiException
 
 from testbed.seed_profiles import GPU_TAINT, MACHINE_API_NAMESPACE, OPENSHIFT_T4_ACCELERATOR, OPENSHIFT_T4_MACHINESET
 from testbed.seed_writer import crd, delete_if_exists, wait_for
-from testbed.simulator.kube import as_dict, discard
+from testbed.simulator.kube import as_dict, discard, merge_patch
 from testbed.simulator.machine_api import DELETE_MACHINE_ANNOTATIONS, MACHINESET_LABEL, machine_name, machine_of
 
 OPENSHIFT_CRDS = [
@@ -153,25 +153,23 @@ def _back_to_the_seeded_size(kube, members, seeded_objects):
         for machine in listed["items"]:
             labels = machine["metadata"].get("labels") or {}
             if labels.get(MACHINESET_LABEL) == name and machine["metadata"]["name"] not in seeded_machines:
-                discard(
+                merge_patch(
                     custom.patch_namespaced_custom_object,
                     group,
                     version,
                     namespace,
                     "machines",
                     machine["metadata"]["name"],
-                    {"metadata": {"annotations": {DELETE_MACHINE_ANNOTATIONS[0]: "true"}}},
-                    _content_type="application/merge-patch+json",
+                    body={"metadata": {"annotations": {DELETE_MACHINE_ANNOTATIONS[0]: "true"}}},
                 )
-        discard(
+        merge_patch(
             custom.patch_namespaced_custom_object,
             group,
             version,
             namespace,
             "machinesets",
             name,
-            {"spec": {"replicas": body["spec"]["replicas"], "deletePolicy": "Newest"}},
-            _content_type="application/merge-patch+json",
+            body={"spec": {"replicas": body["spec"]["replicas"], "deletePolicy": "Newest"}},
         )
 
 

@@ -40,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 for _path in (REPO, os.path.join(REPO, ".build")):
     if _path not in sys.path:
         sys.path.append(_path)
-from testbed.simulator.kube import discard  # noqa: E402 (found through the path above)
+from testbed.simulator.kube import as_dict, discard  # noqa: E402 (found through the path above)
 
 VENV_BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, "ansible-playbook")
@@ -681,6 +681,14 @@ POLICY = dict(group="nvidia.com", version="v1", plural="clusterpolicies")
 DEVICE_PLUGIN_DAEMONSET = "nvidia-device-plugin-daemonset"
 # OpenShift's objects the openshift profile seeds (reference section 5).
 MACHINESETS = dict(group="machine.openshift.io", version="v1beta1", plural="machinesets")
+
+
+def _made_by(node, machineset, namespace):
+    """Whether ``node`` (a dict) is a Machine's of ``machineset``: its machine.openshift.io/machine annotation."""
+    machine = (node["metadata"].get("annotations") or {}).get("machine.openshift.io/machine", "")
+    return machine.startswith("%s/%s-" % (namespace, machineset))
+
+
 CLUSTER_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1", plural="clusterautoscalers")
 MACHINE_AUTOSCALERS = dict(group="autoscaling.openshift.io", version="v1beta1", plural="machineautoscalers")
 
@@ -823,6 +831,23 @@ class KubeObjects(object):
         created = [(MACHINESETS, machineset)] + ([(MACHINE_AUTOSCALERS, autoscaler_body)] if autoscaler else [])
         for kind, body in created:
             self.custom.create_namespaced_custom_object(kind["group"], kind["version"], namespace, kind["plural"], body)
+
+    def machineset_node_names(self, name, namespace="openshift-machine-api"):
+        """The nodes of MachineSet ``name``, through their Machine's annotation (OpenShift labels no node with it)."""
+        return sorted(
+            node["metadata"]["name"]
+            for node in as_dict(self.core.list_node)["items"]
+            if _made_by(node, name, namespace)
+        )
+
+    def machineset_gpu_node(self, name, namespace="openshift-machine-api"):
+        """A node of MachineSet ``name`` once GPU Feature Discovery labelled its GPUs (a MIG layout for the set's new
+        nodes is checked against their model), as a dict; waited for through a watch."""
+        return wait_for_object(
+            self.core.list_node,
+            lambda node: _made_by(node, name, namespace) and "nvidia.com/gpu.product" in node["metadata"]["labels"],
+            "MachineSet %s/%s's first node with its GPU labels" % (namespace, name),
+        )
 
     def delete_custom(self, kind, name, namespace=None):
         if namespace:

@@ -10,7 +10,7 @@ the pods run. Once they end, the node the plan added is taken back; the trainers
 import json
 
 import pytest
-from integration_helpers import MACHINESETS, run_playbook, wait_for_object
+from integration_helpers import MACHINESETS, run_playbook
 from kubernetes import client
 from rulebook import Rulebook, install_java
 from workloads import TOLERATE_GPU, create_pods, wait_for_pods
@@ -24,7 +24,6 @@ POOL = "nvidia-h100"
 H100_SET = "gpushare-ocp-gpu-h100-us-east-1a"
 TRAINERS = 8
 SMALL = 14  # 1g.10gb pods: more than one GPU's seven, fewer than a machine's 56
-MACHINE_ANNOTATION = "machine.openshift.io/machine"
 
 
 def pool_pod(name, resource):
@@ -47,27 +46,14 @@ def pool_pod(name, resource):
 def h100_set_with_busy_trainers(kube, api_client, namespace):
     """The H100 MachineSet, its first node labelled by GPU Feature Discovery, and the trainers running on it."""
     kube.add_gpu_machineset(H100_SET, POOL, 8, instance_type="PowerEdge-XE9680", autoscaler=False)
-    first = wait_for_object(
-        kube.core.list_node,
-        lambda node: (node["metadata"].get("annotations") or {})
-        .get(MACHINE_ANNOTATION, "")
-        .startswith("%s/%s-" % (seed.MACHINE_API_NAMESPACE, H100_SET))
-        and "nvidia.com/gpu.product" in node["metadata"]["labels"],
-        "the H100 MachineSet's first node with its GPU labels",
-    )
+    first = kube.machineset_gpu_node(H100_SET, seed.MACHINE_API_NAMESPACE)
     create_pods(api_client, namespace, [pool_pod("trainer-%d" % n, "nvidia.com/gpu") for n in range(TRAINERS)])
     wait_for_pods(api_client, namespace, running=TRAINERS, waiting=0, timeout=120)
     return first["metadata"]["name"]
 
 
 def set_nodes(kube):
-    """The nodes of the H100 MachineSet (through their Machine's annotation)."""
-    prefix = "%s/%s-" % (seed.MACHINE_API_NAMESPACE, H100_SET)
-    return sorted(
-        node.metadata.name
-        for node in kube.core.list_node().items
-        if (node.metadata.annotations or {}).get(MACHINE_ANNOTATION, "").startswith(prefix)
-    )
+    return kube.machineset_node_names(H100_SET, seed.MACHINE_API_NAMESPACE)
 
 
 def replicas(kube):

@@ -7,7 +7,7 @@ the ClusterAutoscaler's tesla-t4 limit of 4 GPUs, counted as the autoscaler coun
 counts 2)."""
 
 import pytest
-from integration_helpers import MACHINE_AUTOSCALERS, MACHINESETS, wait_for_object
+from integration_helpers import MACHINE_AUTOSCALERS, MACHINESETS
 from workloads import gpu_pod
 
 from testbed import seed
@@ -88,15 +88,7 @@ def test_a_new_t4_joins_time_sliced_and_a_scale_in_removes_only_a_node_without_g
 def test_new_h100_machines_boot_into_the_mig_layout_checked_as_mig_parted_would(run_module, kube, audit_writes):
     name = "gpushare-ocp-gpu-h100-us-east-1a"
     kube.add_gpu_machineset(name, "nvidia-h100", 8, instance_type="PowerEdge-XE9680", autoscaler=False)
-    # Its GPUs' model, which the layout is checked against, is known once GPU Feature Discovery labelled the node.
-    wait_for_object(
-        kube.core.list_node,
-        lambda node: (node["metadata"].get("annotations") or {})
-        .get("machine.openshift.io/machine", "")
-        .startswith("%s/%s-" % (NAMESPACE, name))
-        and "nvidia.com/gpu.product" in node["metadata"]["labels"],
-        "the H100 MachineSet's first node with its GPU labels",
-    )
+    kube.machineset_gpu_node(name, NAMESPACE)
     too_many = [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 8}}]
     sharing = {"mode": "mig", "config_name": "h100-7x1g", "layout": too_many}
     with audit_writes() as audit:

@@ -147,8 +147,8 @@ def _describe(machineset):
 def _new_node_model(grower, nodes):
     """The GPU model of the MachineSet's new nodes: that of a ready node it made whose GPUs GPU Feature Discovery has
     labelled, else the catalog's for the product its template or annotations give; None when neither tells."""
-    states = dict((state.name, state) for state in map(NodeGpuState.from_node, nodes))
-    models = [states[name].gpu_model for name in grower.ready_nodes if name in states]
+    ready = set(grower.ready_nodes)
+    models = [NodeGpuState.from_node(node).gpu_model for node in nodes if node["metadata"]["name"] in ready]
     if any(models):
         return next(model for model in models if model)
     new = grower.new_node

@@ -70,27 +70,26 @@ def run_gpu_machineset(module):
     for warning in planned.plan.warnings:
         module.ansible.warn(warning)
     result = plan_result(
-        planned,
-        machineset="%s/%s" % (request.namespace, request.name),
-        replicas=dict(before=change.replicas_before, after=change.replicas_after),
-        removed_machines=change.removed,
-        new_nodes={},
+        planned, machineset="%s/%s" % (request.namespace, request.name), new_nodes={}, **_change_fields(change)
     )
     if module.check_mode or not planned.plan.changed:
         return result
     written = write_replanning(kube, planned, read_and_plan)
-    change = latest["read"].machineset
-    result.update(
-        changed=True,
-        replicas=dict(before=change.replicas_before, after=change.replicas_after),
-        removed_machines=change.removed,
-    )
+    # A 409 made the writer read and plan again: the change written is the last plan's.
+    result.update(changed=True, **_change_fields(latest["read"].machineset))
     if params["wait"]:
         try:
             result["new_nodes"] = _wait(kube, latest["read"], params["wait_timeout"])
         except GpuShareError as exc:
             raise after_writes(exc, written, "the MachineSet %s/%s" % (request.namespace, request.name))
     return result
+
+
+def _change_fields(change):
+    """The result's fields of a MachineSetChange."""
+    return dict(
+        replicas=dict(before=change.replicas_before, after=change.replicas_after), removed_machines=change.removed
+    )
 
 
 # One read and plan: the ``Planned`` writes, what they do to the MachineSet (plan/machineset.MachineSetChange) and

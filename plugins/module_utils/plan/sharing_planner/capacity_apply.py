@@ -12,10 +12,6 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.gpushare.k8s.plugins.module_utils.nvidia.node_labels import (
-    LABEL_DEVICE_PLUGIN_CONFIG,
-    LABEL_MIG_CONFIG,
-)
 from ansible_collections.gpushare.k8s.plugins.module_utils.plan.autoscaling import (
     machineset_key,
     machineset_node_labels,
@@ -103,12 +99,10 @@ def templates_following_nodes(growers, machinesets, planned_states):
 
 
 def _node_labels(sharing):
-    """The node labels that make the GPU Operator configure a new node in ``sharing``, for a node pool's labels."""
-    if sharing["mode"] == "mig":
-        return {LABEL_MIG_CONFIG: sharing["config_name"]}
-    if sharing.get("config_key"):
-        return {LABEL_DEVICE_PLUGIN_CONFIG: sharing["config_key"]}
-    return {}
+    """The node labels that make the GPU Operator configure a new node in ``sharing`` (a gpu_machineset ``sharing``),
+    for a node pool's labels: those gpu_machineset sets in a MachineSet's template."""
+    labels = template_labels(machineset_sharing(sharing))
+    return dict((label, value) for label, value in labels.items() if value is not None)
 
 
 def _describe_sharing(sharing):

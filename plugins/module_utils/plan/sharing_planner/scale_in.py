@@ -20,8 +20,10 @@ from ansible_collections.gpushare.k8s.plugins.module_utils.plan.sharing_planner.
 )
 
 
-def _joined_at(node):
-    return parse_time((node.get("metadata") or {}).get("creationTimestamp"))
+def _joined_long_enough(node, settings):
+    """Whether ``node`` joined ``settings.scale_in_after`` seconds or more before ``settings.now``."""
+    joined = parse_time((node.get("metadata") or {}).get("creationTimestamp"))
+    return joined is not None and settings.now - joined >= settings.scale_in_after
 
 
 def scale_in(sources, growers, settings, waiting, busy, changing):
@@ -43,8 +45,7 @@ def scale_in(sources, growers, settings, waiting, busy, changing):
             if name in nodes
             and name not in busy
             and name not in changing
-            and _joined_at(nodes[name]) is not None
-            and settings.now - _joined_at(nodes[name]) >= settings.scale_in_after
+            and _joined_long_enough(nodes[name], settings)
         ]
         count = min(added, len(idle), grower.size - grower.min_size)
         if count > 0:
